@@ -1,0 +1,7 @@
+CALL () {
+  MATCH (n) RETURN count(n) AS nodes
+}
+CALL () {
+  MATCH ()-[r]->() RETURN count(r) AS relationships
+}
+RETURN nodes, relationships

@@ -1,0 +1,1 @@
+CREATE CONSTRAINT question_uid IF NOT EXISTS FOR (q:Question) REQUIRE q.uid IS UNIQUE

@@ -1,0 +1,25 @@
+"""The `gr-neo4j` command: a thin typer shell over the Python API.
+
+Each sub-module registers its commands; every command calls one public library function and only
+formats its result. Errors of the library (GrNeo4jError) end as one red line and exit code 1.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from . import db, models
+
+app = typer.Typer(
+    name="gr-neo4j",
+    help="G-Retriever on Neo4j: load textual graphs, retrieve subgraphs with PCST, answer with a GNN + LLM.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(db.app, name="db")
+models.register(app)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

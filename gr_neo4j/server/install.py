@@ -1,0 +1,122 @@
+"""`gr-neo4j db install`: assemble Neo4j Community 5.26 from Maven Central with `mvn`.
+
+The distribution lands in ``settings.dist_dir/neo4j-community-<version>/lib`` with a marker file
+``installed.json`` written last, so an interrupted install is never mistaken for a finished one and a
+second install is a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from ..errors import ServerError
+from ..settings import NEO4J_BROWSER_VERSION, Settings
+from .java import find_java
+
+MARKER = "installed.json"
+
+
+@dataclass(frozen=True)
+class Installation:
+    version: str
+    lib_dir: Path
+    installed_now: bool = False
+
+
+def find_installation(settings: Settings) -> Installation | None:
+    """The installed distribution, or None when `db install` has not completed."""
+    marker = settings.dist_dir / MARKER
+    if not marker.is_file():
+        return None
+    info = json.loads(marker.read_text())
+    lib_dir = Path(info["lib_dir"])
+    if not any(lib_dir.glob("neo4j-5*.jar")):
+        return None
+    return Installation(version=info["version"], lib_dir=lib_dir)
+
+
+def install(settings: Settings, console: Console | None = None) -> Installation:
+    """Fetch the server's artifacts with Maven unless they are already installed."""
+    existing = find_installation(settings)
+    if existing:
+        return existing
+    console = console or Console(stderr=True)
+    find_java()
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise ServerError("Maven (`mvn`) is needed to fetch Neo4j from Maven Central; install it (apt-get install maven)")
+    settings.dist_dir.mkdir(parents=True, exist_ok=True)
+    log_path = settings.dist_dir / "install.log"
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=settings.dist_dir))
+    try:
+        pom = staging / "pom.xml"
+        pom.write_bytes(resources.files("gr_neo4j.server").joinpath("pom.xml").read_bytes())
+        cmd = [
+            mvn, "-B", "-f", str(pom), "dependency:copy-dependencies",
+            f"-Dneo4j.version={settings.neo4j_version}",
+            f"-Dneo4j.browser.version={NEO4J_BROWSER_VERSION}",
+            f"-DoutputDirectory={staging / 'lib'}",
+            "-DincludeScope=runtime",
+        ]
+        _run_maven(cmd, log_path, console)
+        version = _server_version(staging / "lib")
+        target = settings.dist_dir / f"neo4j-community-{version}"
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir()
+        (staging / "lib").rename(target / "lib")
+        marker = settings.dist_dir / MARKER
+        tmp_marker = marker.with_suffix(".tmp")
+        tmp_marker.write_text(json.dumps({"version": version, "lib_dir": str(target / "lib")}))
+        tmp_marker.replace(marker)
+        return Installation(version=version, lib_dir=target / "lib", installed_now=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run_maven(cmd: list[str], log_path: Path, console: Console) -> None:
+    """Run Maven, logging everything and showing how many artifacts were fetched so far."""
+    fetched = 0
+    started = time.monotonic()
+    with log_path.open("w") as log, Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+    ) as progress:
+        task = progress.add_task("resolving Neo4j artifacts with Maven", total=None)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            if "Downloaded from" in line:
+                fetched += 1
+                progress.update(task, description=f"fetching Neo4j from Maven Central: {fetched} files")
+        code = proc.wait()
+    if code != 0:
+        reason = _maven_failure(log_path)
+        raise ServerError(f"Maven could not fetch Neo4j ({reason})", log_path)
+    console.print(f"Neo4j artifacts resolved in {time.monotonic() - started:.0f} s ({fetched} files downloaded)")
+
+
+def _maven_failure(log_path: Path) -> str:
+    for line in log_path.read_text(errors="replace").splitlines():
+        if line.startswith("[ERROR]") and len(line) > 8:
+            return line[8:].strip()[:300]
+    return "see the log"
+
+
+def _server_version(lib_dir: Path) -> str:
+    for jar in lib_dir.glob("neo4j-5*.jar"):
+        match = re.fullmatch(r"neo4j-(5\.\d+\.\d+)\.jar", jar.name)
+        if match:
+            return match.group(1)
+    raise ServerError(f"Maven finished but no org.neo4j:neo4j jar is in {lib_dir}")

@@ -1,0 +1,89 @@
+"""Where the managed server keeps things inside GR_NEO4J_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..settings import Settings
+
+
+@dataclass(frozen=True)
+class ServerLayout:
+    home: Path
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.home / "conf"
+
+    @property
+    def conf_file(self) -> Path:
+        return self.conf_dir / "neo4j.conf"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home / "data"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.run_dir / "neo4j.pid"
+
+    @property
+    def state_file(self) -> Path:
+        """Ports of the running server, so later commands find it without flags."""
+        return self.run_dir / "gr-neo4j.json"
+
+    @property
+    def password_file(self) -> Path:
+        return self.home / "password"
+
+    @property
+    def neo4j_log(self) -> Path:
+        return self.logs_dir / "neo4j.log"
+
+    @property
+    def launcher_log(self) -> Path:
+        return self.logs_dir / "launcher.log"
+
+    def make_dirs(self) -> None:
+        for d in (self.conf_dir, self.data_dir, self.logs_dir, self.run_dir, self.home / "plugins", self.home / "import"):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def read_password(self) -> str | None:
+        return self.password_file.read_text().strip() if self.password_file.is_file() else None
+
+    def create_password(self) -> str:
+        """Generate the neo4j user's password into a 0600 file; never logged or printed."""
+        password = secrets.token_urlsafe(24)
+        self.home.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(password + "\n")
+        return password
+
+    def read_state(self) -> dict | None:
+        try:
+            return json.loads(self.state_file.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def write_state(self, **state) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.state_file)
+
+
+def layout_of(settings: Settings) -> ServerLayout:
+    return ServerLayout(settings.home)
