@@ -147,14 +147,19 @@ def connect(settings: Settings, wait_s: float = 8.0) -> Connection:
     """Connect, check the server version (>= 5.18) and the database, and return a Connection."""
     target = resolve_target(settings)
     driver, agent = open_driver(target, wait_s)
-    version = parse_version(agent)
-    if version < MIN_SERVER_VERSION:
+    try:
+        require_supported(agent, target.uri)
+    except ConnectionFailed:
         driver.close()
-        need = ".".join(map(str, MIN_SERVER_VERSION))
-        raise ConnectionFailed(
-            f"Neo4j at {target.uri} is {agent}; gr-neo4j needs Neo4j >= {need} (vector indexes on relationships)"
-        )
+        raise
     return Connection(driver, target, agent)
+
+
+def require_supported(agent: str, uri: str) -> None:
+    """Refuse servers older than 5.18, the first with vector indexes on relationships."""
+    if parse_version(agent) < MIN_SERVER_VERSION:
+        need = ".".join(map(str, MIN_SERVER_VERSION))
+        raise ConnectionFailed(f"Neo4j at {uri} is {agent}; gr-neo4j needs Neo4j >= {need} (vector indexes on relationships)")
 
 
 def _short(exc: Exception) -> str:

@@ -17,6 +17,23 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        typer.echo(f"gr-neo4j {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    """G-Retriever on Neo4j: load textual graphs, retrieve subgraphs with PCST, answer with a GNN + LLM."""
+
+
 app.add_typer(db.app, name="db")
 models.register(app)
 

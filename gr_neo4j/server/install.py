@@ -7,6 +7,7 @@ second install is a no-op.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import shutil
@@ -47,10 +48,20 @@ def find_installation(settings: Settings) -> Installation | None:
 
 
 def install(settings: Settings, console: Console | None = None) -> Installation:
-    """Fetch the server's artifacts with Maven unless they are already installed."""
+    """Fetch the server's artifacts with Maven unless they are already installed.
+
+    Concurrent installs into one dist dir (parallel test sessions) are serialised by a file lock.
+    """
     existing = find_installation(settings)
     if existing:
         return existing
+    settings.dist_dir.mkdir(parents=True, exist_ok=True)
+    with (settings.dist_dir / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return find_installation(settings) or _install_locked(settings, console)
+
+
+def _install_locked(settings: Settings, console: Console | None) -> Installation:
     console = console or Console(stderr=True)
     find_java()
     mvn = shutil.which("mvn")

