@@ -17,7 +17,7 @@ from gr_neo4j.server import process
 from gr_neo4j.server.install import install
 from gr_neo4j.server.java import find_java
 
-from .conftest import free_port, make_settings
+from conftest import free_port, make_settings
 
 
 @pytest.fixture(scope="module")
