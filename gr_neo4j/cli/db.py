@@ -11,8 +11,8 @@ from .common import console, handles_errors, human_bytes, settings_from
 
 app = typer.Typer(help="Run the managed local Neo4j (install, start, stop, status, logs) and create the schema.", no_args_is_help=True)
 
-BoltPort = typer.Option(None, "--bolt-port", help="Bolt port [env GR_NEO4J_BOLT_PORT, default 7687].")
-HttpPort = typer.Option(None, "--http-port", help="HTTP/Browser port [env GR_NEO4J_HTTP_PORT, default 7474].")
+BoltPort = typer.Option(None, "--bolt-port", help="Bolt port (env GR_NEO4J_BOLT_PORT; default 7687).")
+HttpPort = typer.Option(None, "--http-port", help="HTTP/Browser port (env GR_NEO4J_HTTP_PORT; default 7474).")
 
 
 @app.command()
@@ -30,8 +30,8 @@ def install() -> None:
 def start(
     bolt_port: int = BoltPort,
     http_port: int = HttpPort,
-    heap: str = typer.Option(None, help="JVM heap, e.g. 2g [env GR_NEO4J_HEAP, default 2g]."),
-    pagecache: str = typer.Option(None, help="Page cache, e.g. 2g [env GR_NEO4J_PAGECACHE, default 2g]."),
+    heap: str = typer.Option(None, help="JVM heap, e.g. 2g (env GR_NEO4J_HEAP; default 2g)."),
+    pagecache: str = typer.Option(None, help="Page cache, e.g. 2g (env GR_NEO4J_PAGECACHE; default 2g)."),
 ) -> None:
     """Start the managed Neo4j in the background (installing it first if needed) and wait for Bolt."""
     settings = settings_from(bolt_port=bolt_port, http_port=http_port, heap=heap, pagecache=pagecache)
