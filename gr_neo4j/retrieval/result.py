@@ -1,0 +1,78 @@
+"""The typed result of one retrieval."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from torch_geometric.data import Data
+
+
+@dataclass(frozen=True)
+class RetrievedNode:
+    """A chosen node: its Neo4j element id, key in its graph, text and similarity to the question."""
+
+    element_id: str
+    key: str
+    text: str
+    score: float
+    topic: bool = False
+
+
+@dataclass(frozen=True)
+class RetrievedEdge:
+    """A chosen relationship; ``src``/``dst`` index :attr:`RetrievalResult.nodes` (head, tail)."""
+
+    element_id: str
+    src: int
+    dst: int
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Milliseconds per stage: question embedding, the Cypher round trip, scoring + PCST, and total."""
+
+    embed_ms: float
+    cypher_ms: float
+    pcst_ms: float
+    total_ms: float
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """A question's subgraph: what was chosen, as text for the LLM and as ``Data`` for the GNN.
+
+    ``data``: ``x`` [n, D], ``edge_index`` [2, m] (indices into ``nodes``), ``edge_attr`` [m, D].
+    ``desc``: G-Retriever's textualization of the same subgraph.
+    ``candidates``: size of the candidate graph PCST chose from, as (nodes, edges).
+    """
+
+    question: str
+    dataset: str
+    graph: str | None
+    mode: str
+    parameters: dict
+    nodes: list[RetrievedNode]
+    edges: list[RetrievedEdge]
+    desc: str
+    data: Data
+    timings: Timings
+    candidates: tuple[int, int] = (0, 0)
+    retrieval_id: str | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict:
+        """Everything but the tensors, as JSON-ready values."""
+        return {
+            "question": self.question,
+            "dataset": self.dataset,
+            "graph": self.graph,
+            "mode": self.mode,
+            "parameters": self.parameters,
+            "nodes": [asdict(n) for n in self.nodes],
+            "edges": [asdict(e) for e in self.edges],
+            "desc": self.desc,
+            "timings_ms": asdict(self.timings),
+            "candidates": {"nodes": self.candidates[0], "edges": self.candidates[1]},
+            "retrieval_id": self.retrieval_id,
+        }

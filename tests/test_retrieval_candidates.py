@@ -1,0 +1,151 @@
+"""Cypher candidates on a fixture graph written with Cypher (hand-chosen 384-d unit vectors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from neo4j.exceptions import ClientError
+
+from gr_neo4j.cypher_store import statement
+from gr_neo4j.retrieval import CandidateLimits, Retriever
+from gr_neo4j.retrieval.candidates import graph_candidates, kg_candidates
+from gr_neo4j.schema import init_schema
+
+DIM = 384
+
+
+def e(i: int, *mix: tuple[int, float]) -> list[float]:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[i] = 1.0
+    for j, w in mix:
+        v[j] = w
+    return (v / np.linalg.norm(v)).tolist()
+
+
+Q = np.array(e(0), dtype=np.float32)  # the question vector
+
+# (key, embedding) of the knowledge graph 'kg'; 'other' has its own nodes just as similar to Q.
+NODES = [
+    ("alpha", e(0)),  # the most similar entity
+    ("beta", e(0, (1, 1.33))),  # second most similar, no edges
+    ("a1", e(3)), ("a2", e(4)), ("a3", e(5)),  # chain alpha -> a1 -> a2 -> a3
+    ("x1", e(6)), ("x2", e(7)),  # joined by the relationship most similar to Q
+    ("t", e(8)), ("t1", e(9)), ("t2", e(10)),  # a topic entity and its chain t -> t1 -> t2
+    ("h", e(11)),  # a hub: h -> leaf0..leaf9
+] + [(f"leaf{i}", e(12 + i)) for i in range(10)]
+RELS = [
+    ("alpha", "r", "a1", e(30)), ("a1", "r", "a2", e(30)), ("a2", "r", "a3", e(30)),
+    ("x1", "best", "x2", e(0)),
+    ("t", "r", "t1", e(31)), ("t1", "r", "t2", e(31)),
+] + [("h", "has", f"leaf{i}", e(32)) for i in range(10)]
+
+LOAD = """
+MERGE (d:Dataset {name: $dataset}) SET d.kind = 'knowledge-graph', d.dimension = 384
+WITH d
+UNWIND $nodes AS n
+CREATE (:Entity {uid: $dataset + '||' + n[0], dataset: $dataset, graph: '', key: n[0], text: n[0], embedding: n[1]})
+WITH count(*) AS done
+UNWIND $rels AS r
+MATCH (h:Entity {uid: $dataset + '||' + r[0]}), (t:Entity {uid: $dataset + '||' + r[2]})
+CREATE (h)-[:REL {uid: $dataset + '||' + r[0] + '|' + r[1] + '|' + r[2], dataset: $dataset, graph: '', text: r[1], embedding: r[3]}]->(t)
+"""
+
+
+@pytest.fixture()
+def kg(conn):
+    init_schema(conn, DIM)
+    for dataset in ("kg", "other"):
+        nodes = [[k, v] for k, v in NODES] if dataset == "kg" else [["alpha", e(0)], ["omega", e(50)]]
+        rels = [[h, r, t, v] for h, r, t, v in RELS] if dataset == "kg" else [["alpha", "best", "omega", e(0)]]
+        conn.query(LOAD, {"dataset": dataset, "nodes": nodes, "rels": rels})
+    conn.query("CALL db.awaitIndexes(60)")
+    return conn
+
+
+def fetch(conn, hops=2, topics=(), **limits):
+    lim = CandidateLimits(**{"topk_nodes": 1, "topk_edges": 1, **limits})
+    return conn.read_tx(lambda tx: kg_candidates(tx, "kg", Q, hops, lim, [f"kg||{t}" for t in topics]))
+
+
+def triples(c):
+    return {(c.node_keys[h], c.edge_texts[i], c.node_keys[t]) for i, (h, t) in enumerate(c.edge_index.T)}
+
+
+def test_top_k_seeds_and_two_hops_exactly(kg):
+    c = fetch(kg, hops=2)
+    assert set(c.node_keys) == {"alpha", "x1", "x2", "a1", "a2"}  # a3 is 3 hops away; nothing of 'other'
+    assert triples(c) == {("alpha", "r", "a1"), ("a1", "r", "a2"), ("x1", "best", "x2")}
+    assert c.x.shape == (5, DIM) and c.edge_attr.shape == (3, DIM)
+    np.testing.assert_allclose(c.x[c.node_keys.index("alpha")], Q, atol=1e-6)
+    assert c.topic.tolist() == []
+
+
+def test_one_hop_and_more_top_nodes(kg):
+    c = fetch(kg, hops=1, topk_nodes=2)
+    assert set(c.node_keys) == {"alpha", "beta", "x1", "x2", "a1"}
+    assert triples(c) == {("alpha", "r", "a1"), ("x1", "best", "x2")}
+
+
+def test_topic_entities_are_expanded_and_marked(kg):
+    c = fetch(kg, hops=2, topics=["t"])
+    assert {"t", "t1", "t2"} <= set(c.node_keys)
+    assert {("t", "r", "t1"), ("t1", "r", "t2")} <= triples(c)
+    assert [c.node_keys[i] for i in c.topic] == ["t"]
+
+
+def test_fanout_cap_per_node(kg):
+    c = fetch(kg, hops=1, topics=["h"], fanout=3)
+    assert sum(k.startswith("leaf") for k in c.node_keys) == 3
+
+
+def test_node_and_edge_caps_are_exact_and_hubs_are_cut_first(kg):
+    c = fetch(kg, hops=2, topics=["h"], max_nodes=6)
+    assert c.num_nodes <= 6
+    assert not any(k.startswith("leaf") for k in c.node_keys)  # the hub is expanded last
+    c = fetch(kg, hops=2, topics=["h"], max_edges=3)
+    assert c.num_edges <= 3
+    c = fetch(kg, hops=2, topics=["h"], max_nodes=100, max_edges=100)
+    assert sum(k.startswith("leaf") for k in c.node_keys) == 10
+
+
+def test_vector_hits_of_other_datasets_are_filtered_out(kg):
+    c = kg.read_tx(lambda tx: kg_candidates(tx, "other", Q, 1, CandidateLimits(topk_nodes=1, topk_edges=1)))
+    assert set(c.node_keys) == {"alpha", "omega"}
+    assert all(i.startswith("4:") or ":" in i for i in c.node_ids)
+
+
+def test_per_sample_graph_in_index_order(conn):
+    conn.query(
+        """
+        UNWIND $graphs AS g
+        UNWIND range(0, 2) AS i
+        CREATE (:Entity {uid: 'eg|' + g + '|' + i, dataset: 'eg', graph: g, key: toString(i), idx: i,
+                         text: 'n' + g + i, embedding: [1.0, 0.0]})
+        """,
+        {"graphs": ["7", "8"]},
+    )
+    conn.query(
+        """
+        MATCH (a:Entity {dataset: 'eg'}), (b:Entity {dataset: 'eg'})
+        WHERE a.graph = b.graph AND b.idx = a.idx + 1
+        CREATE (b)-[:REL {dataset: 'eg', graph: a.graph, text: 'next', embedding: [0.0, 1.0]}]->(a)
+        """
+    )
+    c = conn.read_tx(lambda tx: graph_candidates(tx, "eg", "7"))
+    assert c.node_texts == ["n70", "n71", "n72"] and c.node_idx == [0, 1, 2]
+    assert c.edge_index.tolist() == [[1, 2], [0, 1]]
+    assert conn.read_tx(lambda tx: graph_candidates(tx, "eg", "9")).num_nodes == 0
+
+
+@pytest.mark.parametrize("name", ["retrieve_kg_candidates", "retrieve_graph", "retrieval_datasets"])
+def test_retrieval_statements_are_read_only(conn, name):
+    summary = conn.driver.execute_query("EXPLAIN " + statement(name), database_=conn.database).summary
+    assert summary.query_type == "r"
+
+
+def test_retriever_transactions_refuse_writes(kg, server):
+    with Retriever(server, conn=kg) as r:
+        assert len(r.read(lambda tx: list(tx.run("MATCH (n:Entity) RETURN n LIMIT 1")))) == 1
+        with pytest.raises(ClientError):
+            r.read(lambda tx: tx.run("CREATE (:Intruder)").consume())
+    assert kg.query("MATCH (n:Intruder) RETURN count(n) AS n")[0]["n"] == 0
