@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from . import db, models
+from . import db, models, retrieval
 
 app = typer.Typer(
     name="gr-neo4j",
@@ -36,6 +36,7 @@ def _root(
 
 app.add_typer(db.app, name="db")
 models.register(app)
+retrieval.register(app)
 
 
 def main() -> None:  # pragma: no cover - console entry point

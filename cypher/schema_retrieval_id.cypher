@@ -1,0 +1,1 @@
+CREATE CONSTRAINT retrieval_id IF NOT EXISTS FOR (r:Retrieval) REQUIRE r.id IS UNIQUE

@@ -1,0 +1,155 @@
+"""`gr-neo4j ask`, `show`, `retrieve` and `eval-retrieval`: thin shells over gr_neo4j.retrieval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from .common import console, err_console, handles_errors, settings_from
+
+HOPS = typer.Option(2, "--hops", help="Expansion depth around the seeds on knowledge graphs (0-3).")
+TOPK = typer.Option(3, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
+TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize [default 5; 3 on scene graphs].")
+COST_E = typer.Option(0.5, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
+MODE = typer.Option(None, "--mode", help="reference | triples | whole | kaping [default: triples on knowledge graphs, whole on ExplaGraphs, reference otherwise].")
+DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name [default: the only one loaded].")
+
+
+def _params(mode, hops, topk, topk_e, cost_e, max_nodes=None, max_edges=None):
+    from ..retrieval import CandidateLimits, RetrievalParams
+
+    limits = CandidateLimits()
+    if max_nodes is not None or max_edges is not None:
+        from dataclasses import replace
+
+        limits = replace(limits, **{k: v for k, v in {"max_nodes": max_nodes, "max_edges": max_edges}.items() if v is not None})
+    return RetrievalParams(mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, limits=limits)
+
+
+def subgraph_table(result) -> Table:
+    table = Table(title=f"Retrieved subgraph: {len(result.nodes)} nodes, {len(result.edges)} edges "
+                  f"(from {result.candidates[0]} candidates, mode {result.mode})", title_justify="left")
+    table.add_column("head")
+    table.add_column("relation", style="cyan")
+    table.add_column("tail")
+    table.add_column("score", justify="right")
+    for e in result.edges:
+        table.add_row(result.nodes[e.src].text, e.text, result.nodes[e.dst].text, f"{e.score:.3f}")
+    linked = {e.src for e in result.edges} | {e.dst for e in result.edges}
+    for i, n in enumerate(result.nodes):
+        if i not in linked:
+            table.add_row(n.text, "", "", f"{n.score:.3f}")
+    return table
+
+
+def ask(
+    question: str = typer.Argument(..., help="The question, in quotes."),
+    dataset: Optional[str] = DATASET,
+    graph: Optional[str] = typer.Option(None, "--graph", "-g", help="Sample id of a per-sample dataset (ExplaGraphs, scene graphs)."),
+    entity: List[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable."),
+    hops: int = HOPS,
+    topk: int = TOPK,
+    topk_e: Optional[int] = TOPK_E,
+    cost_e: float = COST_E,
+    mode: Optional[str] = MODE,
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
+    no_record: bool = typer.Option(False, "--no-record", help="Do not record a Retrieval node (read-only users)."),
+    no_answer: bool = typer.Option(False, "--no-answer", help="Retrieve (and record) only; do not run the LLM."),
+) -> None:
+    """Answer a question from the subgraph retrieved for it, and show where to see that subgraph."""
+    from ..retrieval.ask import ask as ask_fn
+    from ..retrieval.ask import browser_url, show_query
+
+    settings = settings_from()
+    out = ask_fn(
+        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e),
+        checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer,
+    )
+    if as_json:
+        print(json.dumps(out.to_json(), indent=2, ensure_ascii=False))
+        return
+    if not no_answer:
+        console.print(f"[bold]Answer:[/] {out.answer}", highlight=False)
+        console.print(f"[dim]by {out.answered_by} in {out.answer_ms:.0f} ms[/]")
+    console.print(subgraph_table(out.retrieval))
+    t = out.retrieval.timings
+    console.print(f"[dim]retrieval {t.total_ms:.0f} ms (embed {t.embed_ms:.0f}, cypher {t.cypher_ms:.0f}, pcst {t.pcst_ms:.0f})[/]")
+    if out.retrieval_id:
+        url = browser_url(settings)
+        where = f" in Browser ({url})" if url else " in Neo4j Browser"
+        console.print(f"Recorded as retrieval [bold]{out.retrieval_id}[/]: `gr-neo4j show {out.retrieval_id}` prints the query to see it{where}:")
+        console.print(f"  {show_query(out.retrieval_id)}", highlight=False, markup=False)
+
+
+def show(rid: str = typer.Argument(..., help="A retrieval id printed by `ask`.")) -> None:
+    """Print the Cypher query and the Browser URL that show a recorded ask's subgraph."""
+    from ..browser import style_path
+    from ..retrieval.ask import show as show_fn
+
+    settings = settings_from()
+    s = show_fn(settings, rid)
+    console.print(f"[bold]{s.question}[/]  ({s.dataset}, {s.created_at})", highlight=False)
+    if s.answer is not None:
+        console.print(f"answer: {s.answer}", highlight=False)
+    console.print(f"{s.nodes} nodes, {s.edges} relationships. Query:")
+    console.print(s.query, highlight=False, markup=False)
+    if s.browser_url:
+        console.print(f"Browser (query pre-filled): {s.browser_url}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"[dim]Browser style (edges captioned by their text): drag {style_path()} onto Browser.[/]")
+
+
+def retrieve(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset whose questions to retrieve for."),
+    split: str = typer.Option(..., "--split", "-s", help="Question split (e.g. train, val, test, dev)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Samples file to write (read by `gr-neo4j train`)."),
+    hops: int = HOPS,
+    topk: int = TOPK,
+    topk_e: Optional[int] = TOPK_E,
+    cost_e: float = COST_E,
+    mode: Optional[str] = MODE,
+    limit: Optional[int] = typer.Option(None, "--limit", help="At most this many questions."),
+) -> None:
+    """Retrieve the subgraph of every question of a split and write the training samples."""
+    from ..retrieval.batch import retrieve_split
+
+    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e), limit=limit, console=err_console)
+    console.print(
+        f"Wrote {report.samples} samples to {report.path} in {report.seconds:.1f} s "
+        f"(mean {report.mean_nodes:.1f} nodes, {report.mean_edges:.1f} edges; answer in subgraph: {report.answer_recall:.3f})"
+    )
+
+
+def eval_retrieval(
+    dataset: str = typer.Option("metaqa", "--dataset", "-d", help="A knowledge-graph dataset with hop-tagged questions."),
+    hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to evaluate (expansion depth = hop count)."),
+    limit: Optional[int] = typer.Option(300, "--limit", help="Questions per hop count."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split [default: all]."),
+    topk: int = TOPK,
+    topk_e: Optional[int] = TOPK_E,
+    cost_e: float = COST_E,
+    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
+) -> None:
+    """Answer recall, size and latency of every mode (triples, reference, k-hop, KAPING) side by side."""
+    from ..retrieval.evaluate import evaluate_retrieval, report_table
+
+    try:
+        hop_list = [int(h) for h in hops.split(",") if h.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"--hops must be comma-separated integers, got {hops!r}") from None
+    report = evaluate_retrieval(settings_from(), dataset, hop_list, limit, split, topk=topk, topk_e=topk_e, cost_e=cost_e, console=err_console)
+    console.print(report_table(report))
+    if json_out:
+        json_out.write_text(json.dumps(report, indent=2))
+        console.print(f"[dim]figures written to {json_out}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(handles_errors(ask))
+    app.command()(handles_errors(show))
+    app.command()(handles_errors(retrieve))
+    app.command(name="eval-retrieval")(handles_errors(eval_retrieval))

@@ -1,0 +1,208 @@
+"""`ask()`: retrieve, answer with the LLM (zero-shot) or a trained checkpoint, record the ask.
+
+Retrieval runs in read transactions; recording the ``Retrieval`` node is one separate write
+transaction that ``record=False`` skips, so a read-only database user can ask.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import quote
+
+from ..errors import GrNeo4jError
+from ..server.layout import layout_of
+from ..settings import Settings
+from .result import RetrievalResult
+from .retriever import RetrievalParams, Retriever
+
+ID_PATTERN = re.compile(r"^[0-9a-f]{12}$")
+MAX_NEW_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class AskResult:
+    """The answer, the subgraph it came from, and where to see it."""
+
+    retrieval: RetrievalResult
+    answer: str
+    answered_by: str
+    answer_ms: float
+    retrieval_id: str | None
+
+    def to_json(self) -> dict:
+        out = self.retrieval.to_json()
+        out.update(answer=self.answer, answered_by=self.answered_by, answer_ms=self.answer_ms, retrieval_id=self.retrieval_id)
+        return out
+
+
+def new_retrieval_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def zero_shot_answer(llm, dataset: str, question: str, desc: str, max_new_tokens: int = MAX_NEW_TOKENS) -> str:
+    """Greedy answer of a causal LM (``(model, tokenizer)``) prompted with the textualized subgraph
+    and the question (the model's own instruction per dataset), through its chat template."""
+    import torch
+
+    from ..model.prompts import instruction
+
+    model, tokenizer = llm
+    content = desc + "\n" + instruction(dataset, question)
+    if getattr(tokenizer, "chat_template", None):
+        prompt = tokenizer.apply_chat_template([{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")
+    else:
+        ids = tokenizer(content, return_tensors="pt")
+    ids = {k: v.to(model.device) for k, v in ids.items()}
+    with torch.no_grad():
+        out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+    return tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True).strip()
+
+
+def checkpoint_answer(model, result: RetrievalResult) -> str:
+    """Answer with a trained GNN + LLM checkpoint from the retrieved subgraph."""
+    from ..model.checkpoint import answer
+    from ..samples import SubgraphSample
+
+    sample = SubgraphSample(
+        id="ask",
+        question=result.question,
+        label="",
+        desc=result.desc,
+        data=result.data,
+        dataset=result.dataset,
+        node_texts=[n.text for n in result.nodes],
+    )
+    return answer(model, [sample])[0].strip()
+
+
+def record(retriever: Retriever, result: RetrievalResult, answer: str | None) -> str:
+    """Write the Retrieval node (one write transaction) and return its id."""
+    from ..cypher_store import statement
+
+    rid = new_retrieval_id()
+    params = dict(
+        id=rid,
+        question=result.question,
+        dataset=result.dataset,
+        graph=result.graph,
+        mode=result.mode,
+        parameters=json.dumps(result.parameters, sort_keys=True),
+        answer=answer,
+        rel_ids=[e.element_id for e in result.edges],
+        node_ids=[n.element_id for n in result.nodes],
+    )
+    retriever.conn.write_tx(lambda tx: tx.run(statement("retrieval_record"), params).consume())
+    return rid
+
+
+def ask(
+    settings: Settings,
+    question: str,
+    dataset: str | None = None,
+    graph: str | None = None,
+    entities: Sequence[str] = (),
+    params: RetrievalParams = RetrievalParams(),
+    checkpoint: str | Path | None = None,
+    record_it: bool = True,
+    answer_it: bool = True,
+    retriever: Retriever | None = None,
+    llm=None,
+) -> AskResult:
+    """Retrieve the subgraph of ``question``, answer from it, and (unless ``record_it`` is False)
+    record a ``Retrieval`` node linked to the chosen nodes.
+
+    ``answer_it=False`` skips the LLM (retrieval and recording only); ``llm`` is an already loaded
+    ``(model, tokenizer)`` for zero-shot answering; ``checkpoint`` a trained model directory.
+    """
+    own = retriever is None
+    retriever = retriever or Retriever(settings)
+    try:
+        result = retriever.retrieve(question, dataset, graph, entities, params)
+        began = time.perf_counter()
+        if not answer_it:
+            answer, by = "", "nobody (answering skipped)"
+        elif checkpoint is not None:
+            from ..model.checkpoint import load_checkpoint
+
+            answer, by = checkpoint_answer(load_checkpoint(checkpoint, settings=settings), result), f"checkpoint {checkpoint}"
+        else:
+            if llm is None:
+                from ..llm import llm_source, load_llm
+
+                llm, by = load_llm(settings), f"{llm_source(settings).name} (zero-shot)"
+            else:
+                by = "given LLM (zero-shot)"
+            answer = zero_shot_answer(llm, result.dataset, result.question, result.desc)
+        answer_ms = 1000 * (time.perf_counter() - began)
+        rid = record(retriever, result, answer if answer_it else None) if record_it else None
+        return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid)
+    finally:
+        if own:
+            retriever.close()
+
+
+# -- showing a recorded ask ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShownRetrieval:
+    id: str
+    question: str
+    dataset: str
+    answer: str | None
+    created_at: str
+    nodes: int
+    edges: int
+    query: str
+    browser_url: str | None
+
+
+def show_query(rid: str) -> str:
+    """The Cypher that shows exactly the subgraph of a recorded ask (the id written in, for Browser)."""
+    if not ID_PATTERN.match(rid):
+        raise GrNeo4jError(f"'{rid}' is not a retrieval id (12 hexadecimal digits, as `ask` prints)")
+    from ..cypher_store import statement
+
+    return statement("retrieval_show").split("\n", 1)[1].replace("$id", f"'{rid}'")
+
+
+def browser_url(settings: Settings, query: str | None = None) -> str | None:
+    """The managed server's Browser URL (with the query pre-filled), or None for an external server."""
+    if not settings.managed:
+        return None
+    state = layout_of(settings).read_state() or {}
+    url = f"http://127.0.0.1:{state.get('http_port', settings.http_port)}/browser/"
+    return url + ("?cmd=edit&arg=" + quote(query, safe="") if query else "")
+
+
+def show(settings: Settings, rid: str, conn=None) -> ShownRetrieval:
+    """A recorded ask: its question and answer, the query that shows its subgraph, the Browser URL."""
+    from ..connection import connect
+
+    query = show_query(rid)
+    if conn is None:
+        with connect(settings) as own:
+            rows = own.read("retrieval_get", id=rid)
+    else:
+        rows = conn.read("retrieval_get", id=rid)
+    if not rows:
+        raise GrNeo4jError(f"no recorded retrieval '{rid}' (asks made with --no-record are not kept)")
+    r = rows[0]
+    return ShownRetrieval(
+        id=r["id"],
+        question=r["question"],
+        dataset=r["dataset"],
+        answer=r["answer"],
+        created_at=r["created_at"],
+        nodes=r["nodes"],
+        edges=len(r["rel_ids"] or []),
+        query=query,
+        browser_url=browser_url(settings, query),
+    )
