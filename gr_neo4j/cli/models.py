@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
-from ..embedder import embedder_source
+from ..model_info import ModelInfo, describe_models
 from .common import console, handles_errors, settings_from
 
 
@@ -15,9 +15,31 @@ def register(app: typer.Typer) -> None:
 
 @handles_errors
 def models() -> None:
-    """Show the embedding model and the LLM in use and where their weights come from."""
-    settings = settings_from()
-    table = Table("role", "model", "origin", "location")
-    src = embedder_source(settings)
-    table.add_row("embedder", src.name, src.origin, src.location)
-    console.print(table)
+    """Show the embedding model and the LLM in use, where their weights come from and their size.
+
+    The first run converts the embedded SmolLM2 GGUF into a safetensors cache (once).
+    """
+    infos = describe_models(settings_from())
+    for info in infos:
+        _print(info)
+    if not all(info.available for info in infos):
+        raise typer.Exit(1)
+
+
+def _print(info: ModelInfo) -> None:
+    # Plain key/value lines rather than a table: paths stay whole (copyable) in narrow terminals.
+    console.print(f"[bold]{info.role}[/]  {escape(info.name)}", highlight=False, soft_wrap=True)
+    rows = {"origin": info.origin, "location": info.location, "size": _size(info), "status": info.status}
+    for key, value in rows.items():
+        if value:
+            style = "red" if key == "status" and not info.available else "default"
+            console.print(f"  {key:<9}[{style}]{escape(value)}[/]", highlight=False, soft_wrap=True)
+
+
+def _size(info: ModelInfo) -> str:
+    parts = [info.architecture or ""]
+    if info.dimension:
+        parts.append(f"{info.dimension}-d embeddings" if info.role == "embedder" else f"hidden size {info.dimension}")
+    if info.parameters:
+        parts.append(f"{info.parameters / 1e6:.1f}M parameters")
+    return ", ".join(p for p in parts if p)
