@@ -1,0 +1,136 @@
+"""Answer metrics with G-Retriever's definitions, plus an automatic hallucination check.
+
+* ``hit_at_1`` (knowledge-graph QA: WebQSP, MetaQA): the prediction and every gold answer are
+  normalised (lowercase, punctuation dropped, the articles a/an/the dropped, whitespace collapsed);
+  a hit when any normalised gold answer is a substring of the normalised prediction.
+* ``explagraphs_correct``: the first ``support`` or ``counter`` in the (lowercased) prediction must
+  equal the gold stance; a prediction with neither is wrong.
+* ``scene_graph_correct`` (GQA): the normalised gold answer is contained in the normalised prediction.
+* ``hallucinated``: the prediction is split into answer items (on ``|``, ``;``, ``,`` and newlines,
+  as KGQA models list several answers); an item is *grounded* when, after normalisation, it equals a
+  node text of the retrieved subgraph or one contains the other as whole words. A prediction
+  hallucinates when at least one non-empty item is not grounded. Only meaningful where answers are
+  entities (knowledge-graph QA); an empty prediction names nothing and does not hallucinate.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+_ITEM_SPLIT = re.compile(r"[|;,\n]")
+_STANCE = re.compile(r"support|counter")
+
+# Datasets whose answers are entities of the graph (Hit@1 + hallucination), stances, or free answers.
+KGQA_DATASETS = ("webqsp", "metaqa", "metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "triples")
+STANCE_DATASETS = ("explagraphs",)
+SCENE_GRAPH_DATASETS = ("gqa", "scene_graphs", "scenegraphs")
+
+
+def normalize(text: str) -> str:
+    """Lowercase, drop punctuation and articles, collapse whitespace (SQuAD-style, as the paper)."""
+    text = text.lower().translate(_PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def split_answers(gold: str | Sequence[str]) -> list[str]:
+    """Gold answers given as a list or as one ``a|b|c`` string."""
+    if isinstance(gold, str):
+        return [a for a in gold.split("|") if a.strip()]
+    return [a for a in gold if a.strip()]
+
+
+def hit_at_1(prediction: str, gold: str | Sequence[str]) -> bool:
+    """True when any normalised gold answer occurs in the normalised prediction."""
+    pred = normalize(prediction)
+    return any(norm and norm in pred for norm in (normalize(a) for a in split_answers(gold)))
+
+
+def first_stance(prediction: str) -> str | None:
+    """The first 'support' or 'counter' in the prediction (lowercased), or None."""
+    match = _STANCE.search(prediction.lower())
+    return match.group(0) if match else None
+
+
+def explagraphs_correct(prediction: str, gold: str) -> bool:
+    return first_stance(prediction) == gold.strip().lower()
+
+
+def scene_graph_correct(prediction: str, gold: str) -> bool:
+    norm = normalize(gold)
+    return bool(norm) and norm in normalize(prediction)
+
+
+def _contains_words(haystack: str, needle: str) -> bool:
+    return f" {needle} " in f" {haystack} "
+
+
+def answer_items(prediction: str) -> list[str]:
+    """The normalised, non-empty answer items of a prediction."""
+    return [item for item in (normalize(p) for p in _ITEM_SPLIT.split(prediction)) if item]
+
+
+def hallucinated(prediction: str, node_texts: Iterable[str]) -> bool:
+    """True when some answer item of the prediction matches no node text of the subgraph."""
+    nodes = {n for n in (normalize(t) for t in node_texts) if n}
+    for item in answer_items(prediction):
+        if item in nodes:
+            continue
+        if not any(_contains_words(item, n) or _contains_words(n, item) for n in nodes):
+            return True
+    return False
+
+
+def metric_name(dataset: str) -> str:
+    """The headline metric of a dataset: 'hit@1', 'accuracy' (stance) or 'accuracy' (scene graph)."""
+    return "hit@1" if kind_of(dataset) == "kgqa" else "accuracy"
+
+
+def kind_of(dataset: str) -> str:
+    """'stance', 'scene_graph' or 'kgqa' (the default: any other dataset answers with entities)."""
+    name = dataset.lower()
+    if name in STANCE_DATASETS:
+        return "stance"
+    if name in SCENE_GRAPH_DATASETS:
+        return "scene_graph"
+    return "kgqa"
+
+
+def is_correct(dataset: str, prediction: str, gold: str) -> bool:
+    """The paper's per-sample correctness for the dataset's kind."""
+    kind = kind_of(dataset)
+    if kind == "stance":
+        return explagraphs_correct(prediction, gold)
+    if kind == "scene_graph":
+        return scene_graph_correct(prediction, gold)
+    return hit_at_1(prediction, gold)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Aggregate scores of a list of predictions."""
+
+    metric: str  # 'hit@1' or 'accuracy'
+    value: float  # share of correct predictions, in [0, 1]
+    correct: int
+    total: int
+    hallucination_rate: float | None  # None where answers are not entities (stance, scene graph)
+    hallucinated: int | None
+
+
+def score(dataset: str, predictions: Sequence[str], golds: Sequence[str], node_texts: Sequence[Sequence[str]]) -> Scores:
+    """Score predictions against gold labels; node_texts[i] are the texts of sample i's subgraph."""
+    if not (len(predictions) == len(golds) == len(node_texts)):
+        raise ValueError("predictions, golds and node_texts must have the same length")
+    correct = sum(is_correct(dataset, p, g) for p, g in zip(predictions, golds))
+    total = len(predictions)
+    halluc = rate = None
+    if kind_of(dataset) == "kgqa":
+        halluc = sum(hallucinated(p, n) for p, n in zip(predictions, node_texts))
+        rate = halluc / total if total else 0.0
+    return Scores(metric_name(dataset), correct / total if total else 0.0, correct, total, rate, halluc)

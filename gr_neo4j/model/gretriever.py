@@ -1,0 +1,166 @@
+"""The G-Retriever model: graph encoder + projector -> graph token(s) -> frozen or LoRA-tuned LLM.
+
+Written here rather than with ``torch_geometric.llm.models.GRetriever`` because that class needs
+PyG's ``LLM`` wrapper, which loads models itself by hub id (and asks the hub for their size), cannot
+take the locally converted SmolLM2, does not truncate the textualised graph under a chat template,
+always routes LoRA through ``prepare_model_for_kbit_training`` (fp32 upcast + gradient
+checkpointing) and leaves the LLM trainable in "frozen" mode. The pieces are still PyG's (the
+message-passing layers and pooling of :mod:`.encoder`, the projector layout of PyG's GRetriever).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+from torch_geometric.data import Batch
+
+from ..samples import SubgraphSample
+from .encoder import GraphEncoder
+from .prompts import PROMPT_VERSION, EncodedPrompt, PromptBuilder
+
+IGNORE_INDEX = -100
+
+
+@dataclass
+class ModelConfig:
+    """Everything needed to rebuild the model around the same LLM (stored in checkpoints)."""
+
+    llm: str  # hub id or path given to gr_neo4j.llm.load_llm_from ('' = the configured default)
+    embed_dim: int  # node/edge feature size (the embedder's dimension)
+    embedder: str = ""  # embedder name, so samples are built with the same one
+    gnn: str = "gt"  # 'gt' | 'gat' | 'gcn' | 'none' (LLM only: no graph token)
+    gnn_layers: int = 4
+    gnn_hidden: int = 1024
+    gnn_heads: int = 4
+    gnn_dropout: float = 0.0
+    graph_tokens: int = 1
+    lora: bool = False
+    lora_r: int = 8
+    lora_alpha: int = 16
+    lora_dropout: float = 0.05
+    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
+    max_txt_len: int = 512
+    max_new_tokens: int = 32
+    prompt_version: str = PROMPT_VERSION
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelConfig":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+class GRetrieverModel(nn.Module):
+    """Graph token(s) from a GNN, prepended to the prompt of a causal LM.
+
+    Args:
+        llm: a Hugging Face causal LM (any device/dtype; its parameters get frozen).
+        tokenizer: its tokenizer.
+        config: a :class:`ModelConfig`.
+    """
+
+    def __init__(self, llm: nn.Module, tokenizer, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.tokenizer = tokenizer
+        for p in llm.parameters():
+            p.requires_grad_(False)
+        if config.lora:
+            from peft import LoraConfig, get_peft_model
+
+            lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
+                              target_modules=list(config.lora_targets), bias="none", task_type="CAUSAL_LM")
+            llm = get_peft_model(llm, lora)
+        self.llm = llm
+        embedding = llm.get_input_embeddings()
+        self.hidden_size = embedding.embedding_dim
+        device = embedding.weight.device  # with a device_map, where the sequence enters the LLM
+        self.encoder = self.projector = None
+        if config.gnn != "none":
+            self.encoder = GraphEncoder(config.gnn, config.embed_dim, config.gnn_hidden, config.gnn_layers,
+                                        config.gnn_heads, config.gnn_dropout).to(device)
+            h, t = config.gnn_hidden, config.graph_tokens
+            self.projector = nn.Sequential(
+                nn.Linear(h, h), nn.Sigmoid(), nn.Linear(h, self.hidden_size * t), nn.Unflatten(-1, (t, self.hidden_size))
+            ).to(device)
+        self.prompts = PromptBuilder(tokenizer, config.max_txt_len, config.max_new_tokens)
+
+    # -- pieces ---------------------------------------------------------------------------------
+
+    @property
+    def device(self) -> torch.device:
+        return self.llm.get_input_embeddings().weight.device
+
+    @property
+    def llm_dtype(self) -> torch.dtype:
+        return self.llm.get_input_embeddings().weight.dtype
+
+    def trainable_state_dict(self) -> dict[str, Tensor]:
+        """Only the learnt weights (encoder, projector, LoRA adapters), on the CPU."""
+        names = {n for n, p in self.named_parameters() if p.requires_grad}
+        buffers = {n for n, _ in self.named_buffers() if n.startswith(("encoder.", "projector."))}
+        return {n: t.detach().cpu().contiguous() for n, t in self.state_dict().items() if n in names | buffers}
+
+    def graph_tokens(self, samples: Sequence[SubgraphSample]) -> Tensor | None:
+        """-> [B, graph_tokens, hidden_size] in the LLM's dtype, or None without a GNN."""
+        if self.encoder is None:
+            return None
+        batch = Batch.from_data_list([s.data for s in samples]).to(self.device)
+        pooled = self.encoder(batch.x, batch.edge_index, batch.edge_attr, batch.batch, len(samples))
+        return self.projector(pooled).to(self.llm_dtype)
+
+    def encode_prompts(self, samples: Sequence[SubgraphSample], with_labels: bool) -> list[EncodedPrompt]:
+        return [self.prompts.encode(s.dataset, s.question, s.desc, s.label if with_labels else None) for s in samples]
+
+    def embed(self, samples: Sequence[SubgraphSample], with_labels: bool) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Input embeddings [B, L, H], attention mask [B, L] and labels [B, L] (-100 except on the
+        answer tokens; None without labels). Sequences are left-padded so generation continues them."""
+        graph = self.graph_tokens(samples)
+        words = self.llm.get_input_embeddings()
+        rows, label_rows = [], []
+        for i, enc in enumerate(self.encode_prompts(samples, with_labels)):
+            tail = enc.after + (enc.label or [])
+            ids = torch.tensor(enc.before + tail, dtype=torch.long, device=self.device)
+            emb = words(ids)
+            parts = [emb[: len(enc.before)]]
+            if graph is not None:
+                parts.append(graph[i])
+            parts.append(emb[len(enc.before):])
+            row = torch.cat(parts)
+            rows.append(row)
+            if with_labels:
+                label_rows.append([IGNORE_INDEX] * (row.size(0) - len(enc.label)) + enc.label)
+        length = max(r.size(0) for r in rows)
+        embeds = torch.zeros(len(rows), length, self.hidden_size, dtype=rows[0].dtype, device=self.device)
+        mask = torch.zeros(len(rows), length, dtype=torch.long, device=self.device)
+        labels = torch.full((len(rows), length), IGNORE_INDEX, dtype=torch.long, device=self.device) if with_labels else None
+        for i, row in enumerate(rows):
+            embeds[i, length - row.size(0):] = row
+            mask[i, length - row.size(0):] = 1
+            if with_labels:
+                labels[i, length - row.size(0):] = torch.tensor(label_rows[i], device=self.device)
+        return embeds, mask, labels
+
+    # -- training and answering -----------------------------------------------------------------
+
+    def forward(self, samples: Sequence[SubgraphSample]) -> Tensor:
+        """Mean cross-entropy of the answer tokens (a scalar)."""
+        embeds, mask, labels = self.embed(samples, with_labels=True)
+        position_ids = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding must not shift positions
+        return self.llm(inputs_embeds=embeds, attention_mask=mask, position_ids=position_ids, labels=labels).loss
+
+    @torch.no_grad()
+    def generate(self, samples: Sequence[SubgraphSample], max_new_tokens: int | None = None) -> list[str]:
+        """Greedy answers, one string per sample."""
+        embeds, mask, _ = self.embed(samples, with_labels=False)
+        tok = self.tokenizer
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        out = self.llm.generate(inputs_embeds=embeds, attention_mask=mask, do_sample=False,
+                                max_new_tokens=max_new_tokens or self.config.max_new_tokens,
+                                pad_token_id=pad, eos_token_id=tok.eos_token_id)
+        return [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]

@@ -1,0 +1,75 @@
+"""Prompts of the GNN + LLM model, per dataset, as token-id pieces around the graph token.
+
+Layout of one sample (``[g]`` = the projected graph token(s), ``|`` = a piece boundary)::
+
+    chat prefix | [g] | desc[:max_txt_len tokens] | "\\n" + instruction | chat suffix | label + EOS
+    ^ BOS, system and user header                                  ^ end of user turn, assistant header
+
+With a chat template (SmolLM2-Instruct, Llama-2-chat, ...) the template is rendered around a
+sentinel user message and cut there, so the graph token opens the user turn, right before the
+textualised graph and the question (G-Retriever puts it right after ``<s>[INST]``). Without a chat
+template the prefix is just BOS and the suffix is empty. Only the label tokens are learnt.
+
+The instructions are the paper's. Bump PROMPT_VERSION whenever anything here changes: it is
+stored in checkpoints so that a model is never evaluated with a prompt it was not trained on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..metrics import kind_of
+
+PROMPT_VERSION = "v1"
+_SENTINEL = "\x00GRAPH_PROMPT\x00"
+
+
+def instruction(dataset: str, question: str) -> str:
+    """The text after the textualised graph: the question and what to answer."""
+    kind = kind_of(dataset)
+    if kind == "stance":
+        return (f"{question}\nQuestion: Do argument 1 and argument 2 support or counter each other? "
+                "Answer in one word in the form of 'support' or 'counter'.\n\nAnswer:")
+    if kind == "scene_graph":
+        return f"Question: {question}\n\nAnswer:"
+    return f"Question: {question}\nAnswer:"
+
+
+@dataclass
+class EncodedPrompt:
+    """Token ids of one sample: before the graph token, after it, and the answer (None to generate)."""
+
+    before: list[int]
+    after: list[int]
+    label: list[int] | None
+
+
+class PromptBuilder:
+    """Turns (dataset, question, desc, label) into :class:`EncodedPrompt` for one tokenizer."""
+
+    def __init__(self, tokenizer, max_txt_len: int = 512, max_new_tokens: int = 32):
+        self.tokenizer = tokenizer
+        self.max_txt_len = max_txt_len
+        self.max_new_tokens = max_new_tokens
+        self.uses_chat_template = bool(getattr(tokenizer, "chat_template", None))
+        if self.uses_chat_template:
+            text = tokenizer.apply_chat_template(
+                [{"role": "user", "content": _SENTINEL}], tokenize=False, add_generation_prompt=True
+            )
+            prefix, _, suffix = text.partition(_SENTINEL)
+            self.prefix = self._ids(prefix)
+            self.suffix = self._ids(suffix)
+        else:
+            self.prefix = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
+            self.suffix = []
+        if tokenizer.eos_token_id is None:
+            raise ValueError("the tokenizer has no EOS token: answers would never end")
+        self.eos = [tokenizer.eos_token_id]
+
+    def _ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+
+    def encode(self, dataset: str, question: str, desc: str, label: str | None = None) -> EncodedPrompt:
+        after = self._ids(desc)[: self.max_txt_len] + self._ids("\n" + instruction(dataset, question)) + self.suffix
+        label_ids = None if label is None else self._ids(label)[: self.max_new_tokens] + self.eos
+        return EncodedPrompt(list(self.prefix), after, label_ids)
