@@ -6,4 +6,5 @@ WITH q ORDER BY q.uid
 LIMIT coalesce($limit, 1000000000)
 OPTIONAL MATCH (q)-[:ON_GRAPH]->(g:Graph)
 RETURN q.uid AS uid, q.text AS text, q.answers AS answers, q.split AS split, g.graph AS graph,
-       [(q)-[:ANSWER]->(a:Entity) | a.key] AS answer_keys
+       [(q)-[:ANSWER]->(a:Entity) | a.key] AS answer_keys,
+       [(q)-[:TOPIC]->(t:Entity) | t.key] AS topic_keys

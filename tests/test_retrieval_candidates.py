@@ -149,3 +149,20 @@ def test_retriever_transactions_refuse_writes(kg, server):
         with pytest.raises(ClientError):
             r.read(lambda tx: tx.run("CREATE (:Intruder)").consume())
     assert kg.query("MATCH (n:Intruder) RETURN count(n) AS n")[0]["n"] == 0
+
+
+@pytest.mark.parametrize(
+    "hops, topics, limits",
+    [(2, (), {}), (1, (), {"topk_nodes": 2}), (2, ("t",), {}), (2, ("h",), {"max_nodes": 6}), (3, ("h",), {"max_edges": 5})],
+)
+def test_in_memory_baseline_builds_the_same_candidates(kg, hops, topics, limits):
+    from gr_neo4j.retrieval.inmemory import InMemoryKG
+
+    memory = InMemoryKG.from_neo4j(kg, "kg")
+    assert len(memory.keys) == len(NODES) and len(memory.heads) == len(RELS)
+    lim = CandidateLimits(**{"topk_nodes": 1, "topk_edges": 1, **limits})
+    ours = memory.candidates(Q, hops, lim, topics)
+    theirs = fetch(kg, hops, topics, **{"topk_nodes": 1, "topk_edges": 1, **limits})
+    assert set(ours.node_keys) == set(theirs.node_keys)
+    assert triples(ours) == triples(theirs)
+    assert [ours.node_keys[i] for i in ours.topic] == [theirs.node_keys[i] for i in theirs.topic]

@@ -26,6 +26,7 @@ class Question:
     answers: list[str]
     answer_keys: list[str]
     graph: str | None
+    topic_keys: list[str]
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class BatchReport:
 
 def questions_of(retriever: Retriever, dataset: str, split: str | None = None, hops: int | None = None, limit: int | None = None) -> list[Question]:
     rows = retriever.conn.read("retrieval_questions", dataset=dataset, split=split, hops=hops, limit=limit)
-    return [Question(r["uid"], r["text"], list(r["answers"] or []), list(r["answer_keys"] or []), r["graph"]) for r in rows]
+    return [Question(r["uid"], r["text"], list(r["answers"] or []), list(r["answer_keys"] or []), r["graph"], list(r["topic_keys"] or [])) for r in rows]
 
 
 def progress_bar(console: Console | None) -> Progress:

@@ -1,0 +1,127 @@
+"""The whole knowledge graph held in Python: the baseline the Neo4j pipeline is measured against.
+
+`InMemoryKG` keeps every entity embedding ``[N, D]``, the relation-text embeddings (one row per
+distinct text) and a CSR adjacency, and builds the same candidate graph as
+``cypher/retrieve_kg_candidates.cypher``: exact top-k entities and relationships, then up to
+``hops`` hops from the seeds, at most ``fanout`` relationships per node, low-degree nodes first,
+with the same exact caps. Only the order in which a node's relationships are met can differ
+(Neo4j's storage order), which matters only for nodes above the fan-out cap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .candidates import CandidateLimits, Candidates
+
+DUMP_PAGE = 20000
+
+
+@dataclass
+class InMemoryKG:
+    """Parallel arrays of one knowledge-graph dataset (N entities, E relationships, R relation texts)."""
+
+    keys: list[str]
+    texts: list[str]
+    x: np.ndarray  # [N, D]
+    heads: np.ndarray  # [E]
+    tails: np.ndarray  # [E]
+    rel_of_edge: np.ndarray  # [E] index into rel_texts
+    rel_texts: list[str]
+    rel_x: np.ndarray  # [R, D]
+    indptr: np.ndarray  # [N + 1] CSR over incident edges (both directions)
+    incident: np.ndarray  # [2E] edge ids
+
+    @classmethod
+    def from_arrays(cls, keys, texts, x, heads, tails, rel_of_edge, rel_texts, rel_x) -> "InMemoryKG":
+        heads, tails = np.asarray(heads, dtype=np.int64), np.asarray(tails, dtype=np.int64)
+        ends = np.concatenate([heads, tails])
+        edge_ids = np.concatenate([np.arange(len(heads)), np.arange(len(tails))])
+        order = np.argsort(ends, kind="stable")
+        indptr = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.add.at(indptr, ends + 1, 1)
+        return cls(list(keys), list(texts), np.asarray(x, dtype=np.float32), heads, tails, np.asarray(rel_of_edge, dtype=np.int64),
+                   list(rel_texts), np.asarray(rel_x, dtype=np.float32), np.cumsum(indptr), edge_ids[order])
+
+    @classmethod
+    def from_neo4j(cls, conn, dataset: str) -> "InMemoryKG":
+        """Read the whole dataset (entities with embeddings, relationships) out of Neo4j, page by page."""
+        keys, texts, vecs = [], [], []
+        last = ""
+        while True:
+            rows = conn.read("retrieval_dump_entities", dataset=dataset, after=last, page=DUMP_PAGE)
+            if not rows:
+                break
+            for r in rows:
+                keys.append(r["key"])
+                texts.append(r["text"])
+                vecs.append(r["embedding"])
+            last = rows[-1]["uid"]
+        index = {k: i for i, k in enumerate(keys)}
+        rel_rows = conn.read("retrieval_dump_rel_texts", dataset=dataset)
+        rel_index = {r["text"]: i for i, r in enumerate(rel_rows)}
+        rel_vecs = [r["embedding"] for r in rel_rows]
+        heads, tails, rels = [], [], []
+        last = ""
+        while True:
+            rows = conn.read("retrieval_dump_rels", dataset=dataset, after=last, page=DUMP_PAGE)
+            if not rows:
+                break
+            for r in rows:
+                heads.append(index[r["head"]])
+                tails.append(index[r["tail"]])
+                rels.append(rel_index[r["text"]])
+            last = rows[-1]["uid"]
+        return cls.from_arrays(keys, texts, np.asarray(vecs, dtype=np.float32), heads, tails, rels, list(rel_index), np.asarray(rel_vecs, dtype=np.float32))
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.x, self.heads, self.tails, self.rel_of_edge, self.rel_x, self.indptr, self.incident))
+
+    def degree(self, n: int) -> int:
+        return int(self.indptr[n + 1] - self.indptr[n])
+
+    def candidates(self, q: np.ndarray, hops: int, limits: CandidateLimits, topic_keys=()) -> Candidates:
+        """The candidate graph of question vector ``q`` ``[D]`` (see the module doc)."""
+        index = {k: i for i, k in enumerate(self.keys)} if topic_keys else {}
+        topics = [index[k] for k in topic_keys if k in index]
+        node_sim = self.x @ q
+        top_nodes = np.argsort(-node_sim, kind="stable")[: limits.topk_nodes].tolist()
+        edge_sim = (self.rel_x @ q)[self.rel_of_edge]
+        top_edges = np.argsort(-edge_sim, kind="stable")[: limits.topk_edges].tolist()
+        seeds = list(dict.fromkeys(topics + top_nodes + [int(self.heads[e]) for e in top_edges] + [int(self.tails[e]) for e in top_edges]))
+        seen = dict.fromkeys(seeds)
+        taken = list(top_edges)
+        frontier = seeds
+        for _ in range(hops):
+            rows = []
+            for a in sorted(frontier, key=self.degree):
+                incident = self.incident[self.indptr[a] : self.indptr[a + 1]][: limits.fanout]
+                rows.extend((int(e), int(self.tails[e] if self.heads[e] == a else self.heads[e])) for e in incident)
+                if len(rows) >= limits.max_edges:
+                    break
+            rows = rows[: limits.max_edges][: max(0, limits.max_nodes - len(seen))][: max(0, limits.max_edges - len(taken))]
+            taken.extend(e for e, _ in rows)
+            new = [b for b in dict.fromkeys(b for _, b in rows) if b not in seen]
+            seen.update(dict.fromkeys(new))
+            frontier = new
+        nodes = list(seen)
+        local = {n: i for i, n in enumerate(nodes)}
+        edges = list(dict.fromkeys(taken))
+        e = np.asarray(edges, dtype=np.int64)
+        return Candidates(
+            kind="knowledge-graph",
+            embedder=None,
+            dimension=self.x.shape[1],
+            node_ids=[str(n) for n in nodes],
+            node_keys=[self.keys[n] for n in nodes],
+            node_texts=[self.texts[n] for n in nodes],
+            x=self.x[nodes],
+            edge_ids=[str(i) for i in edges],
+            edge_texts=[self.rel_texts[r] for r in self.rel_of_edge[e]],
+            edge_index=np.array([[local[int(h)] for h in self.heads[e]], [local[int(t)] for t in self.tails[e]]], dtype=np.int64).reshape(2, -1),
+            edge_attr=self.rel_x[self.rel_of_edge[e]],
+            topic=np.array([local[t] for t in topics], dtype=np.int64),
+        )

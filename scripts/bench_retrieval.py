@@ -1,0 +1,153 @@
+"""Benchmark: `ask`-style retrieval on Neo4j vs. the same pipeline over the whole KG held in Python.
+
+Needs MetaQA loaded into the configured Neo4j (`gr-neo4j load metaqa`). For each hop count, the
+first N questions (uid order) are retrieved twice with the default mode and the same parameters:
+
+* neo4j:     embed the question; one read round trip for the capped k-hop candidates and their
+             embeddings; similarities + PCST in-process (what `gr-neo4j ask` does);
+* in-memory: the whole KG (entity embeddings, relation texts, CSR adjacency) read once into numpy;
+             the same seeds, expansion rules and caps, similarity and PCST code.
+
+Prints one JSON document: p50/p95 per stage, answer recall, subgraph size, the in-memory
+pipeline's load time and memory, the ceiling (share of questions with a gold answer within k hops
+at all, uncapped), and the targets.
+
+    python scripts/bench_retrieval.py [--per-hop 300] [--hops 1,2,3] [--dataset metaqa] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import time
+
+import numpy as np
+import psutil
+
+from gr_neo4j.retrieval import RetrievalParams, Retriever
+from gr_neo4j.retrieval.batch import questions_of
+from gr_neo4j.retrieval.inmemory import InMemoryKG
+from gr_neo4j.retrieval.modes import score, select
+from gr_neo4j.retrieval.retriever import build_result
+from gr_neo4j.settings import load_settings
+
+RECALL_TARGETS = {1: 0.95, 2: 0.90, 3: 0.80}
+
+
+def pct(values) -> dict:
+    return {"p50": round(float(np.percentile(values, 50)), 2), "p95": round(float(np.percentile(values, 95)), 2)}
+
+
+def rss_mb() -> float:
+    return psutil.Process(os.getpid()).memory_info().rss / 2**20
+
+
+def within_hops(kg: InMemoryKG, start: list[int], hops: int) -> set[int]:
+    """Every entity at most `hops` hops from `start`, without any cap (for the ceiling)."""
+    seen = np.zeros(len(kg.keys), dtype=bool)
+    frontier = np.asarray(start, dtype=np.int64)
+    seen[frontier] = True
+    for _ in range(hops):
+        if len(frontier) == 0:
+            break
+        starts, stops = kg.indptr[frontier], kg.indptr[frontier + 1]
+        edges = kg.incident[np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])] if len(frontier) else np.zeros(0, np.int64)
+        ends = np.unique(np.concatenate([kg.heads[edges], kg.tails[edges]]))
+        frontier = ends[~seen[ends]]
+        seen[frontier] = True
+    return set(np.flatnonzero(seen).tolist())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", default="metaqa")
+    ap.add_argument("--per-hop", type=int, default=300)
+    ap.add_argument("--hops", default="1,2,3")
+    ap.add_argument("--mode", default=None, help="selection mode (default: the dataset's default)")
+    ap.add_argument("--out", default=None, help="also write the JSON here")
+    args = ap.parse_args()
+    hops_list = [int(h) for h in args.hops.split(",")]
+    settings = load_settings()
+    out: dict = {"dataset": args.dataset, "per_hop": args.per_hop, "cpu_count": os.cpu_count(), "hops": {}}
+
+    with Retriever(settings) as r:
+        info = r.dataset(args.dataset)
+        out["embedder"] = r.embedder.name
+        r.retrieve("warm up", info.name, params=RetrievalParams(hops=1))  # load the model, open the session
+        questions = {h: questions_of(r, info.name, hops=h, limit=args.per_hop) for h in hops_list}
+        rss_before = rss_mb()
+
+        neo = {}
+        for h, qs in questions.items():
+            params = RetrievalParams(mode=args.mode, hops=h)
+            t = {"embed": [], "cypher": [], "pcst": [], "total": []}
+            hits, nodes = 0, []
+            for q in qs:
+                res = r.retrieve(q.text, info.name, params=params, question_uid=q.uid)
+                for k in t:
+                    t[k].append(getattr(res.timings, f"{k}_ms"))
+                hits += bool(set(q.answer_keys) & {n.key for n in res.nodes})
+                nodes.append(len(res.nodes))
+            neo[h] = {"mode": res.mode, **{f"{k}_ms": pct(v) for k, v in t.items()}, "answer_recall": round(hits / len(qs), 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
+        neo_rss = rss_mb()
+
+        gc.collect()
+        began = time.perf_counter()
+        kg = InMemoryKG.from_neo4j(r.conn, info.name)
+        load_s = time.perf_counter() - began
+        mem = {"load_s": round(load_s, 1), "arrays_mb": round(kg.nbytes / 2**20, 1), "rss_growth_mb": round(rss_mb() - neo_rss, 1),
+               "entities": len(kg.keys), "relationships": int(len(kg.heads))}
+        index = {k: i for i, k in enumerate(kg.keys)}
+
+        for h, qs in questions.items():
+            params = RetrievalParams(mode=args.mode, hops=h).resolved(info.name, info.kind)
+            t = {"embed": [], "expand": [], "pcst": [], "total": []}
+            hits, nodes, ceiling = 0, [], 0
+            for q in qs:
+                t0 = time.perf_counter()
+                vec = r.embed([q.text])[0]
+                t1 = time.perf_counter()
+                c = kg.candidates(vec, h, params.limits, q.topic_keys)
+                t2 = time.perf_counter()
+                s = score(c, vec)
+                sel_nodes, sel_edges = select(params.mode, c, s, params.topk, params.topk_e, params.cost_e)
+                t3 = time.perf_counter()
+                res = build_result(q.text, info.name, None, params, c, s, sel_nodes, sel_edges)
+                t4 = time.perf_counter()
+                for k, v in zip(t, (t1 - t0, t2 - t1, t3 - t2, t4 - t0)):
+                    t[k].append(1000 * v)
+                gold = set(q.answer_keys)
+                hits += bool(gold & {n.key for n in res.nodes})
+                nodes.append(len(res.nodes))
+                reach = within_hops(kg, [index[k] for k in q.topic_keys if k in index], h)
+                ceiling += bool({index[a] for a in gold if a in index} & reach)
+            n = len(qs)
+            inmem = {**{f"{k}_ms": pct(v) for k, v in t.items()}, "answer_recall": round(hits / n, 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
+            ratio = neo[h]["total_ms"]["p50"] / inmem["total_ms"]["p50"]
+            out["hops"][str(h)] = {
+                "questions": n,
+                "ceiling": round(ceiling / n, 4),
+                "neo4j": neo[h],
+                "in_memory": inmem,
+                "neo4j_over_in_memory_p50": round(ratio, 2),
+                "targets": {
+                    "p50_within_1.5x_in_memory": ratio <= 1.5,
+                    "p50_under_100ms": neo[h]["total_ms"]["p50"] < 100,
+                    f"recall_at_least_{RECALL_TARGETS.get(h)}": neo[h]["answer_recall"] >= RECALL_TARGETS.get(h, 0),
+                    "under_40_nodes": neo[h]["mean_nodes"] < 40,
+                },
+            }
+        out["in_memory"] = mem
+        out["neo4j_client_rss_mb"] = round(neo_rss, 1)
+        out["neo4j_client_rss_growth_mb"] = round(neo_rss - rss_before, 1)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

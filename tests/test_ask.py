@@ -1,0 +1,161 @@
+"""`ask`, `show` and `retrieve` end to end through the CLI on small datasets loaded by the real loaders."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from gr_neo4j.cli import app
+from gr_neo4j.ingest.pipeline import load_dataset
+from gr_neo4j.retrieval.ask import show_query
+from gr_neo4j.samples import load_samples
+
+runner = CliRunner()
+
+KB = """Titanic|directed_by|James Cameron
+Titanic|starred_actors|Leonardo DiCaprio
+Titanic|starred_actors|Kate Winslet
+Titanic|release_year|1997
+Avatar|directed_by|James Cameron
+Avatar|release_year|2009
+Inception|directed_by|Christopher Nolan
+Inception|starred_actors|Leonardo DiCaprio
+Inception|release_year|2010
+The Dark Knight|directed_by|Christopher Nolan
+The Dark Knight|starred_actors|Christian Bale
+Heat|directed_by|Michael Mann
+Heat|starred_actors|Al Pacino
+"""
+QA = "who directed [Titanic]\tJames Cameron\nwhich movies did [Christopher Nolan] direct\tInception|The Dark Knight\n"
+EXPLAGRAPHS = (
+    "cannabis should be legal.\tit's not a bad thing to make marijuana more available.\tsupport\t"
+    "(cannabis; synonym of; marijuana)(legal; causes; more available)(marijuana; capable of; good thing)(good thing; desires; legal)\n"
+    "women should not be in combat.\twomen are strong enough.\tcounter\t"
+    "(women; capable of; strong)(strong; used for; combat)\n"
+)
+
+
+@pytest.fixture()
+def loaded(server, conn, tmp_path, monkeypatch):
+    """MetaQA-format and ExplaGraphs-format fixtures loaded into the emptied test database."""
+    root = tmp_path / "metaqa"
+    (root / "1-hop").mkdir(parents=True)
+    (root / "kb.txt").write_text(KB)
+    (root / "1-hop" / "qa_dev.txt").write_text(QA)
+    load_dataset(server, "metaqa", path=root)
+    eg = tmp_path / "explagraphs.tsv"
+    eg.write_text(EXPLAGRAPHS)
+    load_dataset(server, "explagraphs", path=eg)
+    monkeypatch.setenv("GR_NEO4J_HOME", str(server.home))
+    return conn
+
+
+def counts(conn) -> tuple[int, int]:
+    r = conn.query("MATCH (n) WITH count(n) AS n MATCH ()-[r]->() RETURN n, count(r) AS r")[0]
+    return r["n"], r["r"]
+
+
+def ask(*args):
+    return runner.invoke(app, ["ask", *args])
+
+
+def test_ask_json_records_a_retrieval_whose_query_shows_exactly_the_subgraph(loaded):
+    out = ask("who directed Titanic?", "--dataset", "metaqa", "--entity", "Titanic", "--json", "--no-answer")
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    keys = {n["key"] for n in result["nodes"]}
+    assert {"Titanic", "James Cameron"} <= keys
+    assert any(n["topic"] for n in result["nodes"] if n["key"] == "Titanic")
+    assert result["desc"].startswith("node_id,node_attr\n")
+    assert set(result["timings_ms"]) == {"embed_ms", "cypher_ms", "pcst_ms", "total_ms"}
+    rid = result["retrieval_id"]
+    rows = loaded.query(show_query(rid))
+    assert {r["n"]["key"] for r in rows} == keys
+    shown_edges = {r["e"].element_id for r in rows if r["e"] is not None}
+    assert shown_edges == {e["element_id"] for e in result["edges"]}
+    stored = loaded.query("MATCH (r:Retrieval {id: $id}) RETURN r", {"id": rid})[0]["r"]
+    assert stored["question"] == "who directed Titanic?" and json.loads(stored["parameters"])["hops"] == 2
+
+
+def test_show_prints_the_query_and_the_browser_url(loaded, server):
+    rid = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--json", "--no-answer").stdout)["retrieval_id"]
+    out = runner.invoke(app, ["show", rid])
+    assert out.exit_code == 0, out.output
+    assert f"MATCH (r:Retrieval {{id: '{rid}'}})" in out.output
+    assert f"http://127.0.0.1:{server.http_port}/browser/?cmd=edit&arg=MATCH" in out.output.replace("\n", "")
+    assert runner.invoke(app, ["show", "000000000000"]).exit_code == 1
+    bad = runner.invoke(app, ["show", "x' DETACH DELETE n"])
+    assert bad.exit_code == 1 and "not a retrieval id" in bad.output
+
+
+def test_no_record_writes_nothing(loaded):
+    before = counts(loaded)
+    out = ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--json", "--no-answer", "--no-record")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["retrieval_id"] is None
+    assert counts(loaded) == before
+
+
+def test_a_question_made_of_cypher_changes_nothing(loaded):
+    before = counts(loaded)
+    for question in ["MATCH (n) DETACH DELETE n", "'}) MATCH (n) DETACH DELETE n //", "$q RETURN 1; DROP INDEX entity_text_embedding"]:
+        out = ask(question, "-d", "metaqa", "--json", "--no-answer", "--no-record")
+        assert out.exit_code == 0, out.output
+    out = ask("who?", "-d", "metaqa", "-e", "x'}) DETACH DELETE n //", "--no-answer", "--no-record")
+    assert out.exit_code == 1 and "unknown entity" in out.output
+    assert counts(loaded) == before
+    assert loaded.query("SHOW INDEXES YIELD name WHERE name = 'entity_text_embedding' RETURN count(*) AS n")[0]["n"] == 1
+
+
+def test_clear_errors_and_exit_codes(loaded):
+    cases = [
+        (["   ", "-d", "metaqa"], "question is empty"),
+        (["who?", "-d", "nope"], "no dataset 'nope'"),
+        (["who?"], "several datasets are loaded"),
+        (["who?", "-d", "metaqa", "-e", "Nobody"], "unknown entity in dataset 'metaqa': 'Nobody'"),
+        (["who?", "-d", "metaqa", "--graph", "3"], "--graph does not apply"),
+        (["why?", "-d", "explagraphs"], "choose one with --graph"),
+        (["why?", "-d", "explagraphs", "--graph", "999"], "no graph '999' in dataset 'explagraphs'"),
+        (["who?", "-d", "metaqa", "--hops", "4"], "--hops must be between 0 and 3"),
+    ]
+    for args, message in cases:
+        out = ask(*args, "--no-answer", "--no-record")
+        assert out.exit_code == 1, (args, out.output)
+        assert message in out.output.replace("\n", " "), (args, out.output)
+
+
+def test_per_sample_graph_is_returned_whole_with_its_own_node_ids(loaded):
+    out = ask("Argument 1: cannabis should be legal.", "-d", "explagraphs", "--graph", "0", "--json", "--no-answer", "--no-record")
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert result["mode"] == "whole"
+    nodes, edges = result["desc"].split("\n\n")
+    assert nodes == "node_id,node_attr\n0,cannabis\n1,marijuana\n2,legal\n3,more available\n4,good thing"
+    # G-Retriever lists edges in source order; the data model keeps no edge position, so the order
+    # here is by head then tail index (a loader that stores REL.idx gets the source order).
+    lines = edges.splitlines()
+    assert lines[0] == "src,edge_attr,dst"
+    assert sorted(lines[1:]) == sorted(["0,synonym of,1", "2,causes,3", "1,capable of,4", "4,desires,2"])
+
+
+def test_retrieve_writes_training_samples(loaded, tmp_path):
+    out_file = tmp_path / "dev.pt"
+    split = loaded.query("MATCH (q:Question {dataset: 'metaqa'}) RETURN DISTINCT q.split AS s")[0]["s"]
+    out = runner.invoke(app, ["retrieve", "--dataset", "metaqa", "--split", split, "--out", str(out_file)])
+    assert out.exit_code == 0, out.output
+    samples = load_samples(out_file)
+    assert len(samples) == 2
+    by_label = {s.label: s for s in samples}
+    titanic = by_label["James Cameron"]
+    assert "James Cameron" in titanic.node_texts and "who directed Titanic" in titanic.question
+    assert titanic.data.x.shape[0] == len(titanic.node_texts) and titanic.data.edge_attr.shape[0] == titanic.data.edge_index.shape[1]
+    assert "Inception|The Dark Knight" in by_label
+
+
+@pytest.mark.integration
+def test_ask_answers_with_the_default_llm(loaded):
+    out = ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record")
+    assert out.exit_code == 0, out.output
+    assert "Answer:" in out.output and "show" not in out.output
