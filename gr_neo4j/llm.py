@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -102,6 +103,11 @@ def llm_source(settings: Settings) -> ModelSource:
     return ModelSource(DEFAULT_LLM, str(gguf), f"package {GGUF_PACKAGE} (GGUF, converted to safetensors in {cache})")
 
 
+def is_gguf(source: ModelSource) -> bool:
+    """True when the source is a GGUF file, which is loaded through the safetensors cache."""
+    return source.location.endswith(".gguf") and Path(source.location).is_file()
+
+
 # ---------------------------------------------------------------------------------------------
 # GGUF -> safetensors cache
 
@@ -132,7 +138,7 @@ def is_converted(gguf: Path, cache_root: Path) -> bool:
 def needs_conversion(settings: Settings) -> bool:
     """True when loading the configured LLM would first convert a GGUF file."""
     source = llm_source(settings)
-    if not source.location.endswith(".gguf"):
+    if not is_gguf(source):
         return False
     return not is_converted(Path(source.location), settings.cache_dir / "llm")
 
@@ -141,7 +147,7 @@ def ensure_converted(settings: Settings) -> Path:
     """The safetensors directory of the configured GGUF model (the default one unless
     GR_NEO4J_LLM names a .gguf file), converting it first if the cache lacks it."""
     source = llm_source(settings)
-    if not source.location.endswith(".gguf"):
+    if not is_gguf(source):
         raise GrNeo4jError(f"the LLM {source.name} is not a GGUF file ({source.origin}); nothing to convert")
     fallback = SMOLLM2_CHAT_TEMPLATE if source.name == DEFAULT_LLM else None
     return convert_gguf(Path(source.location), settings.cache_dir / "llm", chat_template=fallback)
@@ -170,9 +176,8 @@ def convert_gguf(gguf: Path, cache_root: Path, chat_template: str | None = None)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
         try:
             _convert_into(gguf, tmp, chat_template)
-            umask = os.umask(0)
-            os.umask(umask)
-            tmp.chmod(0o777 & ~umask)  # mkdtemp creates it private (0700); the cache is not secret
+            # mkdtemp makes it private (0700); the cache is not secret: give it its parent's mode.
+            tmp.chmod(stat.S_IMODE(target.parent.stat().st_mode))
             if target.exists():  # an outdated conversion (the GGUF file changed)
                 shutil.rmtree(target)
             os.replace(tmp, target)
@@ -304,7 +309,7 @@ def load_llm(
     The default (and any `.gguf` file) is converted to the safetensors cache on first use.
     """
     source = llm_source(settings)
-    location = ensure_converted(settings) if source.location.endswith(".gguf") else source.location
+    location = ensure_converted(settings) if is_gguf(source) else source.location
     return load_llm_from(location, device=device, dtype=dtype, device_map=device_map, name=source.name)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from .embedder import embedder_source, load_embedder
 from .errors import GrNeo4jError
-from .llm import count_parameters, ensure_converted, llm_source, needs_conversion
+from .llm import count_parameters, ensure_converted, is_gguf, llm_source, needs_conversion
 from .settings import Settings
 
 
@@ -62,7 +62,7 @@ def _describe_llm(settings: Settings) -> ModelInfo:
     status = "ready"
     try:
         location = source.location
-        if location.endswith(".gguf"):
+        if is_gguf(source):
             if needs_conversion(settings):
                 start = time.perf_counter()
                 location = str(ensure_converted(settings))

