@@ -1,0 +1,82 @@
+"""Training data of the model: subgraph samples and their fixed train/val/test split.
+
+Two sources: a samples file written by ``gr-neo4j retrieve --out`` (any dataset, retrieved
+subgraphs), or for ExplaGraphs the raw TSV (whole graphs, no retrieval, as the paper), embedded
+once and cached under ``settings.cache_dir/samples``. Either way the samples are split 60/20/20
+with seed 42 exactly as G-Retriever does (``train_test_split`` twice), so train and eval agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import GrNeo4jError
+from ..samples import SubgraphSample, explagraphs_samples, load_samples, save_samples
+
+SPLITS = ("train", "val", "test")
+
+
+def split_indices(n: int, seed: int = 42) -> dict[str, np.ndarray]:
+    """G-Retriever's split: 60% train, then the remaining 40% halved into val and test."""
+    from sklearn.model_selection import train_test_split
+
+    if n < 5:
+        raise GrNeo4jError(f"{n} samples are too few to split 60/20/20")
+    train, rest = train_test_split(np.arange(n), test_size=0.4, random_state=seed)
+    val, test = train_test_split(rest, test_size=0.5, random_state=seed)
+    return {"train": train, "val": val, "test": test}
+
+
+def cached_explagraphs(tsv: Path, settings) -> list[SubgraphSample]:
+    """ExplaGraphs whole-graph samples of ``tsv``, embedded with the configured embedder (cached)."""
+    from ..embedder import load_embedder
+
+    tsv = Path(tsv).expanduser().resolve()
+    if not tsv.is_file():
+        raise GrNeo4jError(f"{tsv}: no such ExplaGraphs TSV")
+    embedder = load_embedder(settings)
+    stat = tsv.stat()
+    key = hashlib.sha1(f"{tsv}|{stat.st_size}|{stat.st_mtime_ns}|{embedder.name}".encode()).hexdigest()[:12]
+    cache = settings.cache_dir / "samples" / f"explagraphs-{key}.pt"
+    if cache.is_file():
+        return load_samples(cache)
+    samples = explagraphs_samples(tsv, embedder)
+    save_samples(cache, samples)
+    return samples
+
+
+def load_split(dataset: str, split: str, *, retrieved: Path | None = None, tsv: Path | None = None,
+               settings=None, seed: int = 42, limit: int | None = None) -> list[SubgraphSample]:
+    """The samples of one split (``limit`` keeps the first ones, for quick runs)."""
+    if split not in SPLITS:
+        raise GrNeo4jError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
+    return load_splits(dataset, retrieved=retrieved, tsv=tsv, settings=settings, seed=seed, limit=limit)[split]
+
+
+def load_splits(dataset: str, *, retrieved: Path | None = None, tsv: Path | None = None, settings=None,
+                seed: int = 42, limit: int | None = None) -> dict[str, list[SubgraphSample]]:
+    if retrieved is not None:
+        samples = load_samples(retrieved)
+        wrong = {s.dataset for s in samples} - {dataset}
+        if wrong:
+            raise GrNeo4jError(f"{retrieved}: holds samples of {sorted(wrong)}, not only of dataset {dataset!r}")
+    elif tsv is not None:
+        if dataset != "explagraphs":
+            raise GrNeo4jError(f"a TSV of whole graphs is only read for ExplaGraphs; for {dataset!r} pass --retrieved FILE")
+        if settings is None:
+            from ..settings import load_settings
+
+            settings = load_settings()
+        samples = cached_explagraphs(tsv, settings)
+    else:
+        raise GrNeo4jError("no training data: pass --retrieved FILE (from gr-neo4j retrieve --out) or, for ExplaGraphs, --tsv FILE")
+    return split_samples(samples, seed, limit)
+
+
+def split_samples(samples: Sequence[SubgraphSample], seed: int = 42, limit: int | None = None) -> dict[str, list[SubgraphSample]]:
+    idx = split_indices(len(samples), seed)
+    return {name: [samples[i] for i in ids[:limit]] for name, ids in idx.items()}

@@ -1,0 +1,130 @@
+"""Training, checkpoints, resuming and evaluation of the GNN + LLM model on a tiny random Llama."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from gr_neo4j.errors import GrNeo4jError
+from gr_neo4j.model import TrainConfig, evaluate, load_checkpoint, train
+from gr_neo4j.model.checkpoint import CONFIG, WEIGHTS
+from gr_neo4j.model.datasets import split_indices, split_samples
+from gr_neo4j.model.training import lr_factor
+from gr_neo4j.samples import load_samples, save_samples
+from test_model_support import tiny_llm, tiny_samples
+
+SMALL = dict(dataset="explagraphs", llm="tiny", batch_size=4, eval_batch_size=8, lr=1e-2, gnn_hidden=32, gnn_layers=2,
+             max_txt_len=48, max_new_tokens=4, show_progress=False)
+
+
+@pytest.fixture(scope="module")
+def samples_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("samples") / "tiny.pt"
+    save_samples(path, tiny_samples(20))
+    return path
+
+
+def test_samples_file_round_trips(samples_file):
+    original, loaded = tiny_samples(20), load_samples(samples_file)
+    assert [(s.id, s.question, s.label, s.desc, s.dataset, s.node_texts) for s in loaded] == \
+        [(s.id, s.question, s.label, s.desc, s.dataset, s.node_texts) for s in original]
+    for a, b in zip(original, loaded):
+        assert torch.equal(a.data.x, b.data.x) and torch.equal(a.data.edge_index, b.data.edge_index)
+        assert torch.equal(a.data.edge_attr, b.data.edge_attr)
+
+
+def test_schedule_warms_up_for_one_epoch_then_follows_a_half_cosine():
+    f = [lr_factor(s, steps_per_epoch=10, epochs=5, warmup_epochs=1) for s in range(51)]
+    assert f[0] == 0 and f[5] == pytest.approx(0.5) and f[10] == pytest.approx(1.0)
+    assert f[30] == pytest.approx(0.5)  # halfway through the 4 cosine epochs
+    assert f[50] == pytest.approx(0.0, abs=1e-12)
+    assert all(a >= b for a, b in zip(f[10:], f[11:]))
+
+
+def test_split_is_g_retrievers_60_20_20_with_seed_42():
+    idx = split_indices(2368)
+    assert [len(idx[k]) for k in ("train", "val", "test")] == [1420, 474, 474]
+    assert sorted(set().union(*map(set, idx.values()))) == list(range(2368))
+    assert all((split_indices(2368)[k] == idx[k]).all() for k in idx)
+
+
+def trained(tmp_path, samples_file, **overrides):
+    config = TrainConfig(out=tmp_path / "ckpt", retrieved=samples_file, **(SMALL | overrides))
+    return config, train(config, llm=tiny_llm())
+
+
+def test_training_writes_a_checkpoint_with_only_the_trainable_weights(tmp_path, samples_file):
+    config, result = trained(tmp_path, samples_file, epochs=2, lora=True)
+    assert result.epochs_run == 2 and result.stopped == "epochs" and len(result.history) == 2
+    assert all(math.isfinite(h["train_loss"]) and math.isfinite(h["val_loss"]) for h in result.history)
+    assert result.history[1]["train_loss"] < result.history[0]["train_loss"]
+    saved = json.loads((config.out / CONFIG).read_text())
+    assert saved["model"]["gnn"] == "gt" and saved["model"]["lora"] and saved["model"]["prompt_version"] == "v1"
+    assert saved["sizes"] == {"train": 12, "val": 4, "test": 4}
+    weights = load_file(str(config.out / WEIGHTS))
+    assert weights and all(k.startswith(("encoder.", "projector.")) or "lora_" in k for k in weights)
+    assert any("lora_" in k for k in weights)
+    assert (config.out / "curves.png").stat().st_size > 1000
+
+
+def test_saved_and_loaded_checkpoint_gives_the_same_predictions(tmp_path, samples_file):
+    config, result = trained(tmp_path, samples_file, epochs=1, lora=True)
+    first = load_checkpoint(config.out, llm=tiny_llm())
+    second = load_checkpoint(config.out, llm=tiny_llm())
+    fresh = load_checkpoint(config.out, llm=tiny_llm())
+    for name, p in fresh.named_parameters():  # a model that did not load the weights differs
+        if "lora_B" in name:
+            p.data.zero_()
+    samples = tiny_samples(20)[:6]
+    emb_a, _, _ = first.embed(samples, with_labels=False)
+    emb_b, _, _ = second.embed(samples, with_labels=False)
+    assert torch.equal(emb_a, emb_b)
+    assert first.generate(samples) == second.generate(samples)
+    with torch.no_grad():
+        assert not torch.allclose(first(samples), fresh(samples))
+
+
+def test_resumed_training_equals_uninterrupted_training(tmp_path, samples_file):
+    whole, _ = trained(tmp_path / "a", samples_file, epochs=2, patience=5)
+    part, _ = trained(tmp_path / "b", samples_file, epochs=1, patience=5)
+    part.epochs = 2
+    resumed = train(part, llm=tiny_llm())
+    assert resumed.epochs_run == 2
+    a = json.loads((whole.out / "history.json").read_text())
+    b = json.loads((part.out / "history.json").read_text())
+    assert [x for h in a for x in h["step_losses"]] == pytest.approx([x for h in b for x in h["step_losses"]])
+    wa, wb = load_file(str(whole.out / WEIGHTS)), load_file(str(part.out / WEIGHTS))
+    assert all(torch.allclose(wa[k], wb[k]) for k in wa)
+
+
+def test_resume_refuses_another_configuration(tmp_path, samples_file):
+    config, _ = trained(tmp_path, samples_file, epochs=1)
+    config.gnn = "gat"
+    with pytest.raises(GrNeo4jError, match="another model configuration"):
+        train(config, llm=tiny_llm())
+
+
+def test_time_budget_stops_training_after_one_step(tmp_path, samples_file):
+    _, result = trained(tmp_path, samples_file, epochs=3, max_minutes=0.0)
+    assert result.stopped == "time budget" and result.epochs_run == 1
+    assert result.history[0]["samples"] == 4
+
+
+def test_evaluate_writes_predictions_and_metrics(tmp_path, samples_file):
+    config, _ = trained(tmp_path, samples_file, epochs=1, lora=True)
+    result = evaluate(config.out, "test", llm=tiny_llm(), show_progress=False)
+    test_ids = [s.id for s in split_samples(tiny_samples(20))["test"]]
+    rows = [json.loads(line) for line in result.predictions.read_text().splitlines()]
+    assert [r["id"] for r in rows] == test_ids and result.total == 4
+    assert result.metric == "accuracy" and result.hallucination_rate is None
+    assert result.correct == sum(r["correct"] for r in rows) and result.value == result.correct / 4
+    assert json.loads(result.metrics.read_text())["total"] == 4
+
+
+def test_missing_training_data_is_a_clear_error(tmp_path):
+    with pytest.raises(GrNeo4jError, match="--retrieved"):
+        train(TrainConfig(out=tmp_path, **SMALL), llm=tiny_llm())
