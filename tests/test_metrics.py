@@ -1,0 +1,73 @@
+"""Metrics against hand-checked examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from gr_neo4j.metrics import (answer_items, explagraphs_correct, first_stance, hallucinated, hit_at_1, normalize,
+                              scene_graph_correct, score)
+
+
+def test_normalize_lowercases_drops_punctuation_and_articles_and_collapses_spaces():
+    assert normalize("  The Lord of the Rings: The Return of the King! ") == "lord of rings return of king"
+    assert normalize("An apple, a day.") == "apple day"
+    assert normalize("Theater") == "theater"  # 'the' only as a whole word
+
+
+@pytest.mark.parametrize("prediction, gold, hit", [
+    ("Tom Hanks", ["tom hanks"], True),
+    ("The answer is tom hanks.", "Tom Hanks", True),
+    ("Hanks", "Tom Hanks", False),  # gold must be inside the prediction, not the reverse
+    ("Steven Spielberg|Tom Hanks", "George Lucas|Tom Hanks", True),  # any gold answer
+    ("The Matrix", "Matrix", True),  # articles dropped on both sides
+    ("", "Tom Hanks", False),
+    ("1999", ["1998"], False),
+])
+def test_hit_at_1(prediction, gold, hit):
+    assert hit_at_1(prediction, gold) is hit
+
+
+@pytest.mark.parametrize("prediction, gold, ok", [
+    ("support", "support", True),
+    ("Counter", "counter", True),
+    ("They counter each other, they do not support", "counter", True),
+    ("They support, not counter", "counter", False),  # the first stance word counts
+    ("supports", "support", True),
+    ("neither", "support", False),
+])
+def test_explagraphs_accuracy_uses_the_first_stance_word(prediction, gold, ok):
+    assert explagraphs_correct(prediction, gold) is ok
+
+
+def test_first_stance_is_none_without_one():
+    assert first_stance("I cannot tell") is None
+
+
+@pytest.mark.parametrize("prediction, gold, ok", [
+    ("yes", "yes", True), ("The cup is red.", "red", True), ("blue", "red", False), ("anything", "", False),
+])
+def test_scene_graph_accuracy(prediction, gold, ok):
+    assert scene_graph_correct(prediction, gold) is ok
+
+
+def test_hallucination_checks_every_answer_item_against_the_subgraph():
+    nodes = ["tom hanks", "Forrest Gump", "robert zemeckis"]
+    assert answer_items("Tom Hanks | Robin Wright, x") == ["tom hanks", "robin wright", "x"]
+    assert not hallucinated("Tom Hanks", nodes)
+    assert not hallucinated("The director is Robert Zemeckis.", nodes)  # node named inside the item
+    assert not hallucinated("zemeckis", nodes)  # item names part of a node
+    assert hallucinated("Tom Hanks|Robin Wright", nodes)  # one item outside the subgraph
+    assert hallucinated("Steven Spielberg", nodes)
+    assert hallucinated("hanks tom", nodes)  # whole words in order, not bags of words
+    assert not hallucinated("", nodes)
+
+
+def test_score_aggregates_hit_at_1_and_hallucination_for_kgqa_only():
+    kg = score("metaqa", ["Tom Hanks", "Steven Spielberg", "nobody"], ["tom hanks", "Spielberg", "x"],
+               [["tom hanks"], ["steven spielberg"], ["x"]])
+    assert (kg.metric, kg.correct, kg.total, kg.hallucinated) == ("hit@1", 2, 3, 1)
+    assert kg.value == pytest.approx(2 / 3) and kg.hallucination_rate == pytest.approx(1 / 3)
+    stance = score("explagraphs", ["support", "counter"], ["support", "support"], [[], []])
+    assert (stance.metric, stance.value, stance.hallucination_rate) == ("accuracy", 0.5, None)
+    with pytest.raises(ValueError):
+        score("metaqa", ["a"], [], [])
