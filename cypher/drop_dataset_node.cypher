@@ -1,0 +1,2 @@
+MATCH (d:Dataset {name: $dataset})
+DETACH DELETE d

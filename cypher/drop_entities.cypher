@@ -1,0 +1,3 @@
+MATCH (n:Entity)
+WHERE n.dataset = $dataset AND n.graph IS NOT NULL
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS

@@ -1,0 +1,3 @@
+MATCH (d:Dataset {name: $dataset})
+SET d.status = 'dropping'
+RETURN d.name AS name

@@ -1,0 +1,3 @@
+MATCH ()-[r:REL]->()
+WHERE r.dataset = $dataset
+CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS

@@ -1,0 +1,2 @@
+MATCH (d:Dataset {name: $dataset})
+RETURN d {.*} AS dataset

@@ -1,0 +1,3 @@
+MATCH ()-[r:REL]->()
+WHERE r.dataset = $dataset AND r.embedding IS NOT NULL
+RETURN r.uid AS uid

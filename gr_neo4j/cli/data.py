@@ -1,0 +1,91 @@
+"""`gr-neo4j load`, `gr-neo4j stats`, `gr-neo4j drop`: getting datasets in and out of Neo4j."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ..ingest import DEFAULT_BATCH_SIZE, LOADER_MODULES, LoadReport, dataset_stats, drop_dataset, load_dataset
+from .common import console, err_console, handles_errors, settings_from
+
+DATASETS = ", ".join(LOADER_MODULES)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("load")(load)
+    app.command("stats")(stats)
+    app.command("drop")(drop)
+
+
+@handles_errors
+def load(
+    dataset: str = typer.Argument(..., help=f"One of: {DATASETS}."),
+    path: Path = typer.Option(None, "--path", help="File or directory in the dataset's format (default: the shared datasets dir, env GR_NEO4J_DATASETS; WebQSP: the Hugging Face hub when online)."),
+    split: str = typer.Option(None, "--split", help="Comma-separated splits to load (explagraphs/scene_graphs: train,val,test = G-Retriever's 60/20/20 split, seed 42; metaqa: train,dev,test; webqsp: train,validation,test)."),
+    limit: int = typer.Option(None, "--limit", help="At most N samples per source file (questions, or rows/graphs; the MetaQA KB is always loaded whole)."),
+    batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", help="Rows per write transaction."),
+    on_error: str = typer.Option("fail", "--on-error", help="fail: write nothing if any record is malformed; skip: write the rest and report the skipped ones."),
+) -> None:
+    """Load a dataset into Neo4j with text embeddings (idempotent and resumable: run it again to finish or refresh)."""
+    settings = settings_from()
+    report = load_dataset(settings, dataset, path, split, limit, batch_size, on_error, console=err_console)
+    console.print(report_table(report))
+    if report.skipped:
+        reasons = "; ".join(f"{n} × {reason}" for reason, n in sorted(report.skipped_reasons.items()))
+        err_console.print(f"[yellow]skipped {report.skipped} malformed record(s):[/] {reasons}", highlight=False)
+        for example in report.skipped_examples:
+            err_console.print(f"  {example}", highlight=False, markup=False)
+
+
+def report_table(report: LoadReport) -> Table:
+    table = Table(title=f"{report.dataset} ({report.kind}) from {report.source}", title_justify="left")
+    table.add_column("")
+    table.add_column("in the input", justify="right")
+    table.add_column("newly written", justify="right")
+    table.add_column("in the database", justify="right")
+    totals = report.totals
+    rows = [
+        ("nodes", report.input_entities, report.written_entities, totals.entities if totals else None),
+        ("relationships", report.input_relationships, report.written_relationships, totals.relationships if totals else None),
+        ("graphs", report.input_graphs, report.written_graphs, totals.graphs if totals else None),
+        ("questions", report.input_questions, report.written_questions, totals.questions if totals else None),
+    ]
+    for label, given, written, total in rows:
+        table.add_row(label, f"{given:,}", f"{written:,}", "" if total is None else f"{total:,}")
+    table.add_row("skipped records", f"{report.skipped:,}", "", "")
+    table.add_row("texts embedded", "", f"{report.texts_embedded:,}", "")
+    table.add_row("time", "", f"{report.seconds:.1f} s", "")
+    table.add_row("triples/s", "", f"{report.triples_per_s:,.0f} (write phase {report.write_triples_per_s:,.0f})", "")
+    return table
+
+
+@handles_errors
+def stats() -> None:
+    """What each dataset has in the database: nodes, relationships, graphs, questions per split."""
+    found = dataset_stats(settings_from())
+    if not found:
+        console.print("No dataset loaded yet (gr-neo4j load DATASET).")
+        return
+    table = Table()
+    for column in ("dataset", "kind", "status", "nodes", "relationships", "graphs", "questions", "embedder", "loaded at"):
+        table.add_column(column, justify="right" if column in ("nodes", "relationships", "graphs") else "left")
+    for s in found:
+        splits = ", ".join(f"{k} {v:,}" for k, v in s.questions_by_split.items()) or "0"
+        embedded = "" if s.entities_embedded == s.entities and s.relationships_embedded == s.relationships else " (not all embedded)"
+        table.add_row(
+            s.name, s.kind or "", (s.status or "") + embedded, f"{s.entities:,}", f"{s.relationships:,}", f"{s.graphs:,}",
+            splits, f"{s.embedder} ({s.dimension})", (s.loaded_at or "")[:19],
+        )
+    console.print(table)
+
+
+@handles_errors
+def drop(dataset: str = typer.Argument(..., help="The dataset to remove (see `gr-neo4j stats`).")) -> None:
+    """Remove one dataset (its nodes, relationships, graphs and questions) and nothing else."""
+    before = drop_dataset(settings_from(), dataset)
+    console.print(
+        f"Dropped {dataset}: {before.entities:,} nodes, {before.relationships:,} relationships, "
+        f"{before.graphs:,} graphs, {before.questions:,} questions."
+    )

@@ -1,0 +1,177 @@
+"""`load_dataset`: schema → parse → validate → embed → write, for every loader.
+
+Order matters for the guarantees:
+- the schema is checked first, so a dimension mismatch stops the load before anything is written;
+- the whole input is parsed and validated before the first write, so with `on_error='fail'` a bad
+  record anywhere leaves the database exactly as it was;
+- rows already in the database (with an embedding, for nodes and relationships) are neither
+  embedded nor written again: a repeated load is cheap and changes nothing, and a killed load
+  resumes where its last committed batch ended;
+- graphs, then entities, then relationships, then questions (which link to entities and graphs).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from ..connection import Connection, connect
+from ..embedder import Embedder, load_embedder
+from ..errors import GrNeo4jError
+from ..schema import init_schema
+from ..settings import Settings
+from .collect import Collected
+from .embed import embed_distinct
+from .progress import Phases
+from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
+from .report import LoadReport
+from .source import LoaderSpec, get_loader, parse_splits
+from .stats import stats_of
+from .writer import write_rows
+
+ON_ERROR = ("fail", "skip")
+DEFAULT_BATCH_SIZE = 5000
+EMBED_BATCH_SIZE = 256
+
+
+def load_dataset(
+    settings: Settings,
+    name: str,
+    path: str | Path | None = None,
+    split: str | None = None,
+    limit: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_error: str = "fail",
+    console: Console | None = None,
+    embedder: Embedder | None = None,
+) -> LoadReport:
+    """Load dataset `name` (see `gr_neo4j.ingest.source.LOADER_MODULES`) into the configured Neo4j.
+
+    path: file or directory in the dataset's format (default: the shared datasets dir, or the hub
+    for WebQSP); split: comma-separated split names to keep; limit: at most this many samples per
+    source file; on_error: 'fail' (write nothing if any record is bad) or 'skip' (write the rest).
+    """
+    spec, source, splits = _prepare(name, path, split, limit, batch_size, on_error)
+    embedder = embedder or load_embedder(settings)
+    with connect(settings) as conn:
+        return load_into(conn, spec, source, embedder, splits, limit, batch_size, on_error, console)
+
+
+def _prepare(name, path, split, limit, batch_size, on_error) -> tuple[LoaderSpec, Path, set[str] | None]:
+    if on_error not in ON_ERROR:
+        raise GrNeo4jError(f"--on-error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
+    if batch_size < 1:
+        raise GrNeo4jError(f"--batch-size must be at least 1, got {batch_size}")
+    if limit is not None and limit < 1:
+        raise GrNeo4jError(f"--limit must be at least 1, got {limit}")
+    spec = get_loader(name)
+    splits = parse_splits(split, spec)
+    source = Path(path).expanduser() if path is not None else spec.default_path()
+    if source is None:
+        raise MissingInput(f"no default location for {name}: pass --path ({spec.path_help})")
+    if not source.exists():
+        raise MissingInput(f"{source} does not exist ({name} expects {spec.path_help})")
+    return spec, source, splits
+
+
+def load_into(
+    conn: Connection,
+    spec: LoaderSpec,
+    source: Path,
+    embedder: Embedder,
+    splits: set[str] | None = None,
+    limit: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_error: str = "fail",
+    console: Console | None = None,
+) -> LoadReport:
+    """The load itself, on an open connection (what `load_dataset` and the benchmark call)."""
+    began = time.perf_counter()
+    phases = Phases(console)
+    ds = spec.name
+    init_schema(conn, embedder.dimension)
+    _check_dataset(conn, ds, embedder)
+
+    collected = Collected(ds)
+    with phases.phase("parse", unit="records") as advance:
+        for item in spec.read(source, splits, limit):
+            collected.add(item)
+            advance(1)
+    if collected.bad and on_error == "fail":
+        raise BadInput(collected.bad)
+    if not collected.entities and not collected.questions:
+        raise MissingInput(f"{source}: no {ds} records found" + (f" for split {','.join(sorted(splits))}" if splits else ""))
+
+    kind = spec.kind or (PER_SAMPLE if collected.graphs else KNOWLEDGE_GRAPH)
+    new_entities = _missing(conn, "load_existing_entities", collected.entities, dataset=ds)
+    new_rels = _missing(conn, "load_existing_rels", collected.rels, dataset=ds)
+    new_graphs = _missing(conn, "load_existing_graphs", collected.graphs, prefix=f"{ds}|")
+    new_questions = _missing(conn, "load_existing_questions", collected.questions, dataset=ds)
+
+    texts = list(dict.fromkeys([r["text"] for r in new_entities] + [r["text"] for r in new_rels]))
+    with phases.phase("embed", total=len(texts), unit="texts") as advance:
+        vectors = embed_distinct(embedder, texts, EMBED_BATCH_SIZE, advance)
+
+    conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=embedder.dimension)
+    steps = [
+        ("write graphs", "load_graphs", new_graphs, None),
+        ("write entities", "load_entities", new_entities, vectors),
+        ("write relationships", "load_rels", new_rels, vectors),
+        ("write questions", "load_questions", new_questions, None),
+    ]
+    written = {}
+    for label, statement_name, rows, vecs in steps:
+        if not rows:
+            written[statement_name] = 0
+            continue
+        with phases.phase(label, total=len(rows)) as advance:
+            written[statement_name] = write_rows(conn, statement_name, rows, ds, batch_size, vecs, advance)
+    conn.write("load_dataset_finish", dataset=ds, source=str(source))
+
+    totals = next((s for s in stats_of(conn) if s.name == ds), None)
+    return LoadReport(
+        dataset=ds,
+        kind=kind,
+        source=str(source),
+        records=collected.records,
+        input_entities=len(collected.entities),
+        input_relationships=len(collected.rels),
+        input_graphs=len(collected.graphs),
+        input_questions=len(collected.questions),
+        written_entities=written["load_entities"],
+        written_relationships=written["load_rels"],
+        written_graphs=written["load_graphs"],
+        written_questions=written["load_questions"],
+        texts_embedded=len(vectors),
+        skipped=len(collected.bad),
+        skipped_reasons=dict(collected.bad_reasons()),
+        skipped_examples=[str(b) for b in collected.bad[:5]],
+        seconds=time.perf_counter() - began,
+        phase_seconds=dict(phases.seconds),
+        totals=totals,
+    )
+
+
+def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> None:
+    """A dataset is embedded by one model: mixing two would make its vectors incomparable."""
+    records = conn.read("load_dataset_get", dataset=ds)
+    if not records:
+        return
+    existing = records[0]["dataset"]
+    if existing.get("embedder") and existing["embedder"] != embedder.name:
+        raise GrNeo4jError(
+            f"dataset {ds!r} was loaded with the embedding model {existing['embedder']}, not {embedder.name}: "
+            f"use that model (GR_NEO4J_EMBEDDER) or `gr-neo4j drop {ds}` first"
+        )
+    if existing.get("status") == "dropping":
+        raise GrNeo4jError(f"dataset {ds!r} is half dropped: run `gr-neo4j drop {ds}` again to finish, then load")
+
+
+def _missing(conn: Connection, statement_name: str, rows: dict[str, dict], **params) -> list[dict]:
+    """The rows whose uid is not in the database yet (complete ones are skipped on a re-load)."""
+    if not rows:
+        return []
+    existing = {r["uid"] for r in conn.read(statement_name, **params)}
+    return [row for uid, row in rows.items() if uid not in existing]

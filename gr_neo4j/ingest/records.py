@@ -1,0 +1,112 @@
+"""What a loader yields: one `Fragment` per source record (a line, a row, a JSON key), or a `BadRecord`.
+
+A fragment holds the nodes, edges, graph and questions that one record contributes, in the data
+model's terms (see docs/design.md): node keys are local to their graph (`graph` = "" for
+knowledge graphs), and the ingestion core turns them into uids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import GrNeo4jError
+
+PER_SAMPLE = "per-sample"
+KNOWLEDGE_GRAPH = "knowledge-graph"
+
+
+def entity_uid(dataset: str, graph: str, key: str) -> str:
+    return f"{dataset}|{graph}|{key}"
+
+
+def rel_uid(dataset: str, graph: str, head: str, relation: str, tail: str) -> str:
+    return f"{dataset}|{graph}|{head}|{relation}|{tail}"
+
+
+def graph_uid(dataset: str, graph: str) -> str:
+    return f"{dataset}|{graph}"
+
+
+def question_uid(dataset: str, qid: str) -> str:
+    return f"{dataset}|{qid}"
+
+
+@dataclass(frozen=True)
+class Node:
+    """A node of a textual graph; `idx` is its index in a per-sample graph (None in a KG)."""
+
+    graph: str
+    key: str
+    text: str
+    idx: int | None = None
+
+
+@dataclass(frozen=True)
+class Edge:
+    """head -> tail; `relation` goes into the uid, `text` is what is embedded and shown."""
+
+    graph: str
+    head: str
+    relation: str
+    tail: str
+    text: str
+
+
+@dataclass(frozen=True)
+class GraphRecord:
+    """One per-sample graph and its sample fields (ExplaGraphs arguments, GQA image id...)."""
+
+    graph: str
+    props: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class QuestionRecord:
+    """A question; `topics`/`answer_keys` are node keys in `graph` (the KG's "" for KG datasets)."""
+
+    qid: str
+    split: str
+    text: str
+    answers: list[str]
+    topics: list[str] = field(default_factory=list)
+    answer_keys: list[str] = field(default_factory=list)
+    graph: str = ""
+    on_graph: bool = False  # per-sample: link (:Question)-[:ON_GRAPH]->(:Graph)
+    props: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Fragment:
+    """Everything one source record contributes; `where` is 'file:line' (or file key/row)."""
+
+    where: str
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    graph: GraphRecord | None = None
+    questions: list[QuestionRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    """A record that could not be read: where it is and why."""
+
+    where: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+class BadInput(GrNeo4jError):
+    """Malformed input (with --on-error fail): nothing of the load was written."""
+
+    def __init__(self, bad: list[BadRecord]):
+        first = bad[0]
+        more = f" ({len(bad) - 1} more bad records; --on-error skip loads the rest)" if len(bad) > 1 else " (--on-error skip loads the rest)"
+        super().__init__(f"{first}{more}; nothing was written")
+        self.bad = bad
+
+
+class MissingInput(GrNeo4jError):
+    """A file or directory that is not there, or a --path that does not fit the dataset."""

@@ -1,0 +1,138 @@
+"""ExplaGraphs (Saha et al., 2021): one explanation graph per (belief, argument) pair.
+
+Reads a TSV file, or a directory with `train_dev.tsv` (G-Retriever's merged file) or
+`train.tsv` + `dev.tsv`. Two layouts are accepted: the original one without header (belief,
+argument, stance, graph) and G-Retriever's, whose first line is `arg1 arg2 label graph`.
+
+Textualization follows G-Retriever's `textualize_graph`: triples are the `(…)` groups of the graph
+string, split on ';'; node and relation texts are lowercased and stripped; nodes are numbered in
+order of first appearance. Each row becomes a Graph (id = its 0-based row number over all files,
+like G-Retriever's DataFrame index) and a Question whose text is the two arguments
+('Argument 1: …\\nArgument 2: …'; the prompt is added by the model) and whose answer is the stance.
+Splits are G-Retriever's 60/20/20 random split with seed 42 over all rows (`paper_split`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+from gr_neo4j.ingest.records import (
+    PER_SAMPLE,
+    BadRecord,
+    Edge,
+    Fragment,
+    GraphRecord,
+    MissingInput,
+    Node,
+    QuestionRecord,
+)
+from gr_neo4j.ingest.source import LoaderSpec, shared_path
+from gr_neo4j.ingest.split import paper_split, split_of_rows
+
+NAME = "explagraphs"
+SPLITS = ("train", "val", "test")
+HEADER = ["arg1", "arg2", "label", "graph"]
+STANCES = ("support", "counter")
+TRIPLE = re.compile(r"\((.*?)\)")
+
+__all__ = ["paper_split", "parse_graph", "read", "LOADER"]
+
+
+def parse_graph(graph: str) -> tuple[list[str], list[tuple[int, str, int]]]:
+    """'(a; rel; b)(…)' -> (node texts in first-appearance order, [(src, relation, dst)]).
+
+    Raises ValueError with the reason when the string is not a graph.
+    """
+    triples = TRIPLE.findall(graph)
+    outside = TRIPLE.sub("", graph).strip()
+    if outside:
+        raise ValueError(f"unparsable graph string: text outside '(…)' groups: {outside[:60]!r}")
+    if not triples:
+        raise ValueError("empty graph: no (head; relation; tail) triples")
+    nodes: dict[str, int] = {}
+    edges = []
+    for triple in triples:
+        parts = triple.split(";")
+        if len(parts) != 3:
+            raise ValueError(f"unparsable graph string: ({triple[:60]}) has {len(parts)} ';'-separated parts, expected 3")
+        src, relation, dst = (p.lower().strip() for p in parts)
+        if not src or not relation or not dst:
+            raise ValueError(f"unparsable graph string: ({triple[:60]}) has an empty part")
+        for text in (src, dst):
+            if text not in nodes:
+                nodes[text] = len(nodes)
+        edges.append((nodes[src], relation, nodes[dst]))
+    return list(nodes), edges
+
+
+def source_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    merged = path / "train_dev.tsv"
+    if merged.is_file():
+        return [merged]
+    files = [p for p in (path / "train.tsv", path / "dev.tsv") if p.is_file()]
+    if not files:
+        raise MissingInput(f"{path} has no train_dev.tsv, train.tsv or dev.tsv ({LOADER.path_help})")
+    return files
+
+
+def _data_lines(files: list[Path]) -> Iterator[tuple[str, str]]:
+    """(where, line) of every data line, header lines and blank lines left out."""
+    for path in files:
+        with path.open(encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                line = line.rstrip("\r\n")
+                if not line.strip():
+                    continue
+                if lineno == 1 and [c.strip().lower() for c in line.split("\t")] == HEADER:
+                    continue
+                yield f"{path}:{lineno}", line
+
+
+def row_fragment(where: str, row: int, line: str, split: str) -> Fragment | BadRecord:
+    fields = line.split("\t")
+    if len(fields) != 4:
+        return BadRecord(where, f"wrong column count: expected 4 tab-separated fields (belief, argument, stance, graph), got {len(fields)}")
+    arg1, arg2, label, graph_string = (f.strip() for f in fields)
+    if label not in STANCES:
+        return BadRecord(where, f"bad stance: {label[:40]!r} is not 'support' or 'counter'")
+    try:
+        texts, edges = parse_graph(graph_string)
+    except ValueError as exc:
+        return BadRecord(where, str(exc))
+    graph = str(row)
+    return Fragment(
+        where,
+        nodes=[Node(graph, str(i), text, i) for i, text in enumerate(texts)],
+        edges=[Edge(graph, str(s), rel, str(d), rel) for s, rel, d in edges],
+        graph=GraphRecord(graph, {"arg1": arg1, "arg2": arg2, "label": label}),
+        questions=[
+            QuestionRecord(graph, split, f"Argument 1: {arg1}\nArgument 2: {arg2}", [label], graph=graph, on_graph=True)
+        ],
+    )
+
+
+def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -> Iterator[Fragment | BadRecord]:
+    lines = list(_data_lines(source_files(path)))
+    split_names = split_of_rows(len(lines))
+    taken = 0
+    for row, (where, line) in enumerate(lines):
+        if limit is not None and taken >= limit:
+            return
+        if splits is not None and split_names[row] not in splits:
+            continue
+        taken += 1
+        yield row_fragment(where, row, line, split_names[row])
+
+
+LOADER = LoaderSpec(
+    name=NAME,
+    kind=PER_SAMPLE,
+    splits=SPLITS,
+    read=read,
+    default_path=lambda: shared_path("explagraphs", "train.tsv"),
+    path_help="an ExplaGraphs TSV (belief, argument, stance, graph; or G-Retriever's arg1 arg2 label graph) or a directory with train_dev.tsv or train.tsv/dev.tsv",
+)

@@ -1,0 +1,163 @@
+"""WebQSP in the RoG release (`rmanluo/RoG-webqsp`): questions with a Freebase subgraph each.
+
+`--path` is a parquet shard or JSON lines file, or a directory of them (searched recursively);
+the split is the start of the file name (`train-00000-of-00002.parquet`, `validation.jsonl`,
+`test…`). A record has `id, question, answer[], q_entity[], a_entity[], graph[[h, r, t]]`.
+Without `--path`, the release is fetched with `huggingface_hub` when online.
+
+All subgraphs merge into one deduplicated knowledge graph (`graph` = ""): an entity is keyed by its
+name as in the data and its text is the name lowercased, as G-Retriever's preprocessing does
+(`h.lower()`, `t.lower()`); relation texts are kept as they are (G-Retriever does not lowercase
+them). Each question links TOPIC to its `q_entity` and ANSWER to its `a_entity` entities.
+A question whose subgraph is empty (G-Retriever drops one such validation sample) is still loaded:
+in the merged graph it can reach the other questions' entities.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from gr_neo4j.ingest.records import (
+    KNOWLEDGE_GRAPH,
+    BadRecord,
+    Edge,
+    Fragment,
+    MissingInput,
+    Node,
+    QuestionRecord,
+)
+from gr_neo4j.ingest.source import LoaderSpec
+
+NAME = "webqsp"
+SPLITS = ("train", "validation", "test")
+HUB_ID = "rmanluo/RoG-webqsp"
+SUFFIXES = (".parquet", ".jsonl", ".json")
+COLUMNS = ["id", "question", "answer", "q_entity", "a_entity", "graph"]
+
+
+def split_of(path: Path) -> str:
+    stem = path.name.lower()
+    for split in SPLITS:
+        if stem.startswith(split):
+            return split
+    if stem.startswith(("val", "dev")):
+        return "validation"
+    raise MissingInput(f"{path}: cannot tell the split from the file name (name it train*, validation* or test*)")
+
+
+def record_fragment(where: str, split: str, record: Any) -> Fragment | BadRecord:
+    if not isinstance(record, dict):
+        return BadRecord(where, "bad record: expected a JSON object")
+    missing = [c for c in COLUMNS if c not in record]
+    if missing:
+        return BadRecord(where, f"missing field(s): {', '.join(missing)}")
+    if not isinstance(record["question"], str) or not record["question"].strip():
+        return BadRecord(where, "bad question: empty or not a string")
+    lists = {}
+    for field in ("answer", "q_entity", "a_entity", "graph"):
+        value = record[field]
+        if value is None:
+            value = []
+        if not isinstance(value, (list, tuple)):
+            return BadRecord(where, f"bad field {field}: expected a list")
+        lists[field] = list(value)
+    nodes: dict[str, Node] = {}
+    edges = []
+    for i, triple in enumerate(lists["graph"]):
+        if not isinstance(triple, (list, tuple)) or len(triple) != 3 or not all(isinstance(x, str) and x.strip() for x in triple):
+            return BadRecord(where, f"bad triple graph[{i}]: expected [head, relation, tail] of non-empty strings, got {str(triple)[:80]}")
+        head, relation, tail = triple
+        for name in (head, tail):
+            if name not in nodes:
+                nodes[name] = Node("", name, name.lower())
+        edges.append(Edge("", head, relation, tail, relation))
+    qid = str(record["id"])
+    question = QuestionRecord(
+        qid,
+        split,
+        record["question"],
+        [str(a) for a in lists["answer"]],
+        topics=[str(e) for e in lists["q_entity"]],
+        answer_keys=[str(e) for e in lists["a_entity"]],
+    )
+    return Fragment(where, nodes=list(nodes.values()), edges=edges, questions=[question])
+
+
+def _records(path: Path) -> Iterator[tuple[str, Any] | BadRecord]:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            parquet = pq.ParquetFile(path)
+        except Exception as exc:  # pyarrow raises several types for a damaged file
+            yield BadRecord(str(path), f"bad parquet file: {exc}")
+            return
+        missing = [c for c in COLUMNS if c not in parquet.schema_arrow.names]
+        if missing:
+            yield BadRecord(str(path), f"missing column(s): {', '.join(missing)}")
+            return
+        row = 0
+        for batch in parquet.iter_batches(batch_size=256, columns=COLUMNS):
+            for record in batch.to_pylist():
+                yield f"{path} row {row}", record
+                row += 1
+        return
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield f"{path}:{lineno}", json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield BadRecord(f"{path}:{lineno}", f"bad JSON: {exc.msg} (column {exc.colno})")
+
+
+def source_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    if not files:
+        raise MissingInput(f"{path} has no .parquet or .jsonl files ({LOADER.path_help})")
+    return files
+
+
+def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -> Iterator[Fragment | BadRecord]:
+    for file in source_files(path):
+        split = split_of(file)
+        if splits is not None and split not in splits:
+            continue
+        taken = 0
+        for item in _records(file):
+            if limit is not None and taken >= limit:
+                break
+            if isinstance(item, BadRecord):
+                yield item
+                continue
+            taken += 1
+            yield record_fragment(item[0], split, item[1])
+
+
+def fetch_from_hub() -> Path:
+    """Download the RoG parquet shards (online only); a clear error tells offline users to pass --path."""
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(HUB_ID, repo_type="dataset", allow_patterns=["*.parquet"]))
+    except Exception as exc:  # offline, hub errors, missing package: all mean "give me a path"
+        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        raise MissingInput(
+            f"WebQSP was not found: pass --path to the RoG-webqsp parquet shards or JSON lines "
+            f"(fetching {HUB_ID} from the Hugging Face hub failed: {first})"
+        ) from None
+
+
+LOADER = LoaderSpec(
+    name=NAME,
+    kind=KNOWLEDGE_GRAPH,
+    splits=SPLITS,
+    read=read,
+    default_path=fetch_from_hub,
+    path_help="RoG-webqsp parquet shards or JSON lines (train*/validation*/test*), or a directory of them",
+)
