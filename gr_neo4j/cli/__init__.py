@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from . import db, models, retrieval
+from . import data, db, models, retrieval, train
 
 app = typer.Typer(
     name="gr-neo4j",
@@ -35,8 +35,10 @@ def _root(
 
 
 app.add_typer(db.app, name="db")
+data.register(app)
 models.register(app)
 retrieval.register(app)
+train.register(app)
 
 
 def main() -> None:  # pragma: no cover - console entry point
