@@ -158,4 +158,4 @@ def test_retrieve_writes_training_samples(loaded, tmp_path):
 def test_ask_answers_with_the_default_llm(loaded):
     out = ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record")
     assert out.exit_code == 0, out.output
-    assert "Answer:" in out.output and "show" not in out.output
+    assert "Answer:" in out.output and "Recorded as" not in out.output
