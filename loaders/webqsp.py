@@ -16,6 +16,7 @@ in the merged graph it can reach the other questions' entities.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -141,6 +142,8 @@ def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -
 
 def fetch_from_hub() -> Path:
     """Download the RoG parquet shards (online only); a clear error tells offline users to pass --path."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+        raise MissingInput(f"WebQSP was not found: pass --path to the RoG-webqsp parquet shards or JSON lines (HF_HUB_OFFLINE is set, so {HUB_ID} cannot be fetched)")
     try:
         from huggingface_hub import snapshot_download
 

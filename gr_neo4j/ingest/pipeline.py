@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..connection import Connection, connect
-from ..embedder import Embedder, load_embedder
+from ..embedder import Embedder, embedder_source, load_embedder
 from ..errors import GrNeo4jError
 from ..schema import init_schema
 from ..settings import Settings
@@ -54,9 +54,31 @@ def load_dataset(
     source file; on_error: 'fail' (write nothing if any record is bad) or 'skip' (write the rest).
     """
     spec, source, splits = _prepare(name, path, split, limit, batch_size, on_error)
-    embedder = embedder or load_embedder(settings)
+    embedder = embedder or LazyEmbedder(settings)
     with connect(settings) as conn:
         return load_into(conn, spec, source, embedder, splits, limit, batch_size, on_error, console)
+
+
+class LazyEmbedder:
+    """The configured embedder, loaded only when something needs encoding (a re-load usually does not)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.name = embedder_source(settings).name
+        self._loaded: Embedder | None = None
+
+    @property
+    def model(self) -> Embedder:
+        if self._loaded is None:
+            self._loaded = load_embedder(self.settings)
+        return self._loaded
+
+    @property
+    def dimension(self) -> int:
+        return self.model.dimension
+
+    def encode(self, texts, batch_size: int = 256, show_progress: bool = False):
+        return self.model.encode(texts, batch_size=batch_size, show_progress=show_progress)
 
 
 def _prepare(name, path, split, limit, batch_size, on_error) -> tuple[LoaderSpec, Path, set[str] | None]:
@@ -91,8 +113,10 @@ def load_into(
     began = time.perf_counter()
     phases = Phases(console)
     ds = spec.name
-    init_schema(conn, embedder.dimension)
-    _check_dataset(conn, ds, embedder)
+    existing = _check_dataset(conn, ds, embedder)
+    # Same model as the dataset's: its recorded dimension spares loading the model on a re-load.
+    dimension = existing.get("dimension") if existing.get("embedder") == embedder.name else None
+    init_schema(conn, dimension or embedder.dimension)
 
     collected = Collected(ds)
     with phases.phase("parse", unit="records") as advance:
@@ -105,16 +129,19 @@ def load_into(
         raise MissingInput(f"{source}: no {ds} records found" + (f" for split {','.join(sorted(splits))}" if splits else ""))
 
     kind = spec.kind or (PER_SAMPLE if collected.graphs else KNOWLEDGE_GRAPH)
-    new_entities = _missing(conn, "load_existing_entities", collected.entities, dataset=ds)
-    new_rels = _missing(conn, "load_existing_rels", collected.rels, dataset=ds)
-    new_graphs = _missing(conn, "load_existing_graphs", collected.graphs, prefix=f"{ds}|")
-    new_questions = _missing(conn, "load_existing_questions", collected.questions, dataset=ds)
+    with phases.phase("find existing", total=4, unit="kinds") as advance:
+        new_entities = _missing(conn, "load_existing_entities", collected.entities, advance, dataset=ds)
+        new_rels = _missing(conn, "load_existing_rels", collected.rels, advance, dataset=ds)
+        new_graphs = _missing(conn, "load_existing_graphs", collected.graphs, advance, prefix=f"{ds}|")
+        new_questions = _missing(conn, "load_existing_questions", collected.questions, advance, dataset=ds)
 
     texts = list(dict.fromkeys([r["text"] for r in new_entities] + [r["text"] for r in new_rels]))
-    with phases.phase("embed", total=len(texts), unit="texts") as advance:
-        vectors = embed_distinct(embedder, texts, EMBED_BATCH_SIZE, advance)
+    vectors = None
+    if texts:
+        with phases.phase("embed", total=len(texts), unit="texts") as advance:
+            vectors = embed_distinct(embedder, texts, EMBED_BATCH_SIZE, advance)
 
-    conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=embedder.dimension)
+    conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension or embedder.dimension)
     steps = [
         ("write graphs", "load_graphs", new_graphs, None),
         ("write entities", "load_entities", new_entities, vectors),
@@ -144,7 +171,7 @@ def load_into(
         written_relationships=written["load_rels"],
         written_graphs=written["load_graphs"],
         written_questions=written["load_questions"],
-        texts_embedded=len(vectors),
+        texts_embedded=len(vectors) if vectors else 0,
         skipped=len(collected.bad),
         skipped_reasons=dict(collected.bad_reasons()),
         skipped_examples=[str(b) for b in collected.bad[:5]],
@@ -154,11 +181,11 @@ def load_into(
     )
 
 
-def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> None:
+def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> dict:
     """A dataset is embedded by one model: mixing two would make its vectors incomparable."""
     records = conn.read("load_dataset_get", dataset=ds)
     if not records:
-        return
+        return {}
     existing = records[0]["dataset"]
     if existing.get("embedder") and existing["embedder"] != embedder.name:
         raise GrNeo4jError(
@@ -167,10 +194,12 @@ def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> None:
         )
     if existing.get("status") == "dropping":
         raise GrNeo4jError(f"dataset {ds!r} is half dropped: run `gr-neo4j drop {ds}` again to finish, then load")
+    return existing
 
 
-def _missing(conn: Connection, statement_name: str, rows: dict[str, dict], **params) -> list[dict]:
+def _missing(conn: Connection, statement_name: str, rows: dict[str, dict], advance, **params) -> list[dict]:
     """The rows whose uid is not in the database yet (complete ones are skipped on a re-load)."""
+    advance(1)
     if not rows:
         return []
     existing = {r["uid"] for r in conn.read(statement_name, **params)}
