@@ -51,9 +51,16 @@ def tiny_embedder() -> Embedder:
     return Embedder(ModelSource(path, path, "local path"), device="cpu")
 
 
+def quiet_query(conn: Connection, cypher: str, params: dict) -> list:
+    """A read whose 'unknown relationship type' notices (on an empty database) are not logged."""
+    with conn.driver.session(database=conn.database, notifications_min_severity="OFF") as session:
+        return list(session.run(cypher, params))
+
+
 def counts(conn: Connection, dataset: str) -> dict[str, int]:
     """Every kind of node and relationship of one dataset, for exact before/after comparisons."""
-    record = conn.query(
+    record = quiet_query(
+        conn,
         """
         CALL () { MATCH (n:Entity {dataset: $d}) RETURN count(n) AS entities, count(n.embedding) AS entity_vectors }
         CALL () { MATCH ()-[r:REL {dataset: $d}]->() RETURN count(r) AS rels, count(r.embedding) AS rel_vectors }

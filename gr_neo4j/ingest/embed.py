@@ -29,6 +29,17 @@ class TextVectors:
     def __len__(self) -> int:
         return len(self.index)
 
+    @classmethod
+    def from_known(cls, known: dict[str, list[float]], dimension: int) -> "TextVectors":
+        """Vectors read back from the database (texts that a resumed load need not encode again)."""
+        matrix = np.asarray(list(known.values()), dtype=np.float32).reshape(len(known), dimension)
+        return cls({t: i for i, t in enumerate(known)}, matrix)
+
+    def merged(self, other: "TextVectors") -> "TextVectors":
+        offset = len(self.index)
+        index = {**self.index, **{t: i + offset for t, i in other.index.items()}}
+        return TextVectors(index, np.concatenate([self.matrix, other.matrix]))
+
     def rows_of(self, texts: list[str]) -> np.ndarray:
         """[len(texts)] row numbers into `matrix`."""
         return np.fromiter((self.index[t] for t in texts), dtype=np.int64, count=len(texts))

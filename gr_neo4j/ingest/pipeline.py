@@ -23,7 +23,7 @@ from ..errors import GrNeo4jError
 from ..schema import init_schema
 from ..settings import Settings
 from .collect import Collected
-from .embed import embed_distinct
+from .embed import TextVectors, embed_distinct
 from .progress import Phases
 from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
 from .report import LoadReport
@@ -135,11 +135,7 @@ def load_into(
         new_graphs = _missing(conn, "load_existing_graphs", collected.graphs, advance, prefix=f"{ds}|")
         new_questions = _missing(conn, "load_existing_questions", collected.questions, advance, dataset=ds)
 
-    texts = list(dict.fromkeys([r["text"] for r in new_entities] + [r["text"] for r in new_rels]))
-    vectors = None
-    if texts:
-        with phases.phase("embed", total=len(texts), unit="texts") as advance:
-            vectors = embed_distinct(embedder, texts, EMBED_BATCH_SIZE, advance)
+    vectors, texts_embedded = _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases)
 
     conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension or embedder.dimension)
     steps = [
@@ -171,7 +167,7 @@ def load_into(
         written_relationships=written["load_rels"],
         written_graphs=written["load_graphs"],
         written_questions=written["load_questions"],
-        texts_embedded=len(vectors) if vectors else 0,
+        texts_embedded=texts_embedded,
         skipped=len(collected.bad),
         skipped_reasons=dict(collected.bad_reasons()),
         skipped_examples=[str(b) for b in collected.bad[:5]],
@@ -179,6 +175,30 @@ def load_into(
         phase_seconds=dict(phases.seconds),
         totals=totals,
     )
+
+
+def _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases) -> tuple[TextVectors | None, int]:
+    """Vectors for every text of the rows to write: read back from the database when a resumed or
+    extended load finds the text already embedded there, else encoded (each distinct text once)."""
+    texts = list(dict.fromkeys([r["text"] for r in new_entities] + [r["text"] for r in new_rels]))
+    if not texts:
+        return None, 0
+    known: dict[str, list[float]] = {}
+    if len(new_entities) < len(collected.entities) or len(new_rels) < len(collected.rels):
+        for name in ("load_known_entity_vectors", "load_known_rel_vectors"):
+            wanted = [t for t in texts if t not in known]
+            if wanted:
+                known.update({r["text"]: r["embedding"] for r in conn.read(name, dataset=ds, texts=wanted)})
+    to_encode = [t for t in texts if t not in known]
+    vectors = None
+    if to_encode:
+        with phases.phase("embed", total=len(to_encode), unit="texts") as advance:
+            vectors = embed_distinct(embedder, to_encode, EMBED_BATCH_SIZE, advance)
+    if known:
+        dimension = len(next(iter(known.values())))
+        reused = TextVectors.from_known(known, dimension)
+        vectors = reused if vectors is None else vectors.merged(reused)
+    return vectors, len(to_encode)
 
 
 def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> dict:
