@@ -1,0 +1,240 @@
+"""Benchmark: loading the full MetaQA KB + all dev questions, vs. a per-row baseline, in one run.
+
+1. From an empty database: `load metaqa` (schema, parse, embed with the configured model, batched
+   UNWIND … MERGE writes): wall time, per-phase times, triples per second of the write phase,
+   texts embedded, peak RSS of this process and the server's RSS.
+2. The same load again (idempotent): wall time; nothing may be embedded or written.
+3. Baseline: one transaction per triple (MERGE head, MERGE tail, MERGE relationship, each with its
+   vector) on a 5,000-triple slice of the KB, with vectors precomputed, extrapolated to the KB.
+4. Vector storage: 5,000 entity rows with `db.create.setNodeVectorProperty` (float32) vs. plain
+   `SET n.embedding = …` (float64), rows per second.
+
+Starts its own managed Neo4j in a temporary home on free ports (the distribution is shared through
+GR_NEO4J_DIST, default ~/.cache/gr-neo4j/dist) unless NEO4J_URI is set; that database must then be
+empty of MetaQA. Prints one JSON document (and writes it to --out).
+
+    python scripts/bench_load.py [--metaqa DIR] [--baseline-triples 5000] [--batch-size 5000] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from gr_neo4j.connection import connect
+from gr_neo4j.embedder import load_embedder
+from gr_neo4j.ingest import drop_from, get_loader, load_into
+from gr_neo4j.ingest.source import shared_path
+from gr_neo4j.settings import load_settings
+
+TARGETS = {"full_load_s": 180, "reload_s": 30, "write_speedup_vs_per_row": 50}
+
+BASELINE_ROW = """
+MERGE (h:Entity {uid: $h_uid})
+SET h.dataset = $dataset, h.graph = '', h.key = $h, h.text = $h
+WITH h CALL db.create.setNodeVectorProperty(h, 'embedding', $h_vec)
+MERGE (t:Entity {uid: $t_uid})
+SET t.dataset = $dataset, t.graph = '', t.key = $t, t.text = $t
+WITH h, t CALL db.create.setNodeVectorProperty(t, 'embedding', $t_vec)
+MERGE (h)-[r:REL {uid: $r_uid}]->(t)
+SET r.dataset = $dataset, r.graph = '', r.text = $r_text
+WITH r CALL db.create.setRelationshipVectorProperty(r, 'embedding', $r_vec)
+RETURN count(*) AS written
+"""
+
+STORAGE = {
+    "setNodeVectorProperty (float32)": "CALL db.create.setNodeVectorProperty(n, 'embedding', $vectors[row.v])",
+    "SET list (float64)": "SET n.embedding = $vectors[row.v]",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PeakRss:
+    """Samples this process's RSS every 50 ms (ru_maxrss would include the model load before)."""
+
+    def __init__(self):
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        proc = psutil.Process(os.getpid())
+        while not self._stop.is_set():
+            self.peak = max(self.peak, proc.memory_info().rss)
+            time.sleep(0.05)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def server_rss_mb(settings) -> float | None:
+    if not settings.managed:
+        return None
+    for proc in psutil.process_iter(["cmdline", "memory_info"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if "CommunityEntryPoint" in cmd and str(settings.home) in cmd:
+            return round(proc.info["memory_info"].rss / 2**20, 1)
+    return None
+
+
+def baseline(conn, kb: Path, embedder, n: int) -> dict:
+    """One transaction per triple on the first n distinct triples of the KB (vectors precomputed)."""
+    triples = list(dict.fromkeys(tuple(line.rstrip("\n").split("|")) for line in kb.open(encoding="utf-8")))[:n]
+    texts = list(dict.fromkeys([t for h, r, tl in triples for t in (h, tl, r.replace("_", " "))]))
+    vectors = dict(zip(texts, embedder.encode(texts, batch_size=256).tolist()))
+    ds = "metaqa_baseline"
+    began = time.perf_counter()
+    for h, r, t in triples:
+        rel = r.replace("_", " ")
+        params = {
+            "dataset": ds, "h": h, "t": t, "r_text": rel,
+            "h_uid": f"{ds}||{h}", "t_uid": f"{ds}||{t}", "r_uid": f"{ds}||{h}|{r}|{t}",
+            "h_vec": vectors[h], "t_vec": vectors[t], "r_vec": vectors[rel],
+        }
+        conn.write_tx(lambda tx, p=params: tx.run(BASELINE_ROW, p).consume())
+    seconds = time.perf_counter() - began
+    conn.run_autocommit("MATCH ()-[r:REL {dataset: $d}]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS", {"d": ds})
+    conn.run_autocommit("MATCH (n:Entity {dataset: $d}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS", {"d": ds})
+    return {"triples": len(triples), "seconds": round(seconds, 2), "triples_per_s": round(len(triples) / seconds, 1)}
+
+
+def storage_comparison(conn, dimension: int, n: int = 5000, batch: int = 1000) -> dict:
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((n, dimension)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    out = {}
+    for label, setter in STORAGE.items():
+        ds = "bench_storage"
+        cypher = (
+            "UNWIND $rows AS row MERGE (n:Entity {uid: row.uid}) "
+            "SET n.dataset = $dataset, n.graph = '', n.key = row.key, n.text = row.key "
+            f"WITH n, row {setter} RETURN count(*) AS written"
+        )
+        rows = [{"uid": f"{ds}||{label}|{i}", "key": f"{label} {i}", "v": i % batch} for i in range(n)]
+        began = time.perf_counter()
+        for start in range(0, n, batch):
+            params = {"dataset": ds, "rows": rows[start : start + batch], "vectors": vectors[start : start + batch].tolist()}
+            conn.write_tx(lambda tx, p=params: tx.run(cypher, p).consume())
+        seconds = time.perf_counter() - began
+        stored = conn.query("MATCH (n:Entity {uid: $u}) RETURN n.embedding AS e", {"u": rows[0]["uid"]})[0]["e"]
+        out[label] = {
+            "rows_per_s": round(n / seconds, 1),
+            "round_trip_max_abs_error": float(np.max(np.abs(np.asarray(stored, dtype=np.float64) - vectors[0]))),
+        }
+        conn.run_autocommit("MATCH (n:Entity {dataset: $d}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS", {"d": ds})
+    return out
+
+
+def run(settings, metaqa: Path, batch_size: int, baseline_n: int) -> dict:
+    embedder_began = time.perf_counter()
+    embedder = load_embedder(settings)
+    model_load_s = time.perf_counter() - embedder_began
+    spec = get_loader("metaqa")
+    with connect(settings) as conn:
+        if conn.query("MATCH (d:Dataset {name: 'metaqa'}) RETURN count(d) AS n")[0]["n"]:
+            raise SystemExit("the database already has MetaQA: use an empty one (unset NEO4J_URI to get a fresh managed server)")
+        with PeakRss() as rss:
+            first = load_into(conn, spec, metaqa, embedder, batch_size=batch_size)
+        again = load_into(conn, spec, metaqa, embedder, batch_size=batch_size)
+        server_rss = server_rss_mb(settings)
+        base = baseline(conn, metaqa / "kb.txt", embedder, baseline_n)
+        storage = storage_comparison(conn, embedder.dimension)
+        drop_from(conn, "metaqa")
+
+    write_s = first.phase_seconds.get("write entities", 0) + first.phase_seconds.get("write relationships", 0)
+    ours_tps = first.input_relationships / write_s
+    return {
+        "dataset": "metaqa (kb.txt + {1,2,3}-hop/qa_dev.txt)",
+        "machine": {"cpus": os.cpu_count(), "load_average_at_end": [round(x, 2) for x in os.getloadavg()]},
+        "embedder": embedder.name,
+        "model_load_s": round(model_load_s, 1),
+        "full_load": {
+            "wall_s": round(first.seconds, 1),
+            "phases_s": {k: round(v, 2) for k, v in first.phase_seconds.items()},
+            "triples": first.input_relationships,
+            "entities": first.input_entities,
+            "questions": first.input_questions,
+            "texts_embedded": first.texts_embedded,
+            "write_triples_per_s": round(ours_tps, 1),
+            "relationship_write_triples_per_s": round(first.write_triples_per_s, 1),
+            "peak_rss_mb": round(rss.peak / 2**20, 1),
+            "peak_rss_lifetime_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "server_rss_mb": server_rss,
+            "batch_size": batch_size,
+        },
+        "reload": {
+            "wall_s": round(again.seconds, 1),
+            "phases_s": {k: round(v, 2) for k, v in again.phase_seconds.items()},
+            "texts_embedded": again.texts_embedded,
+            "written": again.written_entities + again.written_relationships + again.written_questions,
+            "counts_unchanged": (again.totals.entities, again.totals.relationships, again.totals.questions)
+            == (first.totals.entities, first.totals.relationships, first.totals.questions),
+        },
+        "per_row_baseline": {
+            **base,
+            "extrapolated_full_kb_write_s": round(first.input_relationships / base["triples_per_s"], 1),
+            "speedup_of_batched_writes": round(ours_tps / base["triples_per_s"], 1),
+        },
+        "vector_storage_5000_entities": storage,
+        "targets": TARGETS,
+        "meets": {
+            "full_load_s": first.seconds < TARGETS["full_load_s"],
+            "reload_s": again.seconds < TARGETS["reload_s"],
+            "write_speedup_vs_per_row": ours_tps / base["triples_per_s"] >= TARGETS["write_speedup_vs_per_row"],
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--metaqa", type=Path, default=shared_path("metaqa"), help="MetaQA directory (default: the shared datasets dir)")
+    parser.add_argument("--batch-size", type=int, default=5000)
+    parser.add_argument("--baseline-triples", type=int, default=5000)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    if args.metaqa is None or not (args.metaqa / "kb.txt").is_file():
+        raise SystemExit("MetaQA not found: pass --metaqa DIR (with kb.txt and {1,2,3}-hop/qa_dev.txt)")
+
+    if os.environ.get("NEO4J_URI"):
+        result = run(load_settings(), args.metaqa, args.batch_size, args.baseline_triples)
+    else:
+        from gr_neo4j.server import process
+
+        dist = os.environ.get("GR_NEO4J_DIST") or str(Path.home() / ".cache" / "gr-neo4j" / "dist")
+        with tempfile.TemporaryDirectory(prefix="bench-load-") as home:
+            settings = load_settings(
+                home=home, dist_dir=dist, bolt_port=free_port(), http_port=free_port(), heap="2g", pagecache="1g"
+            )
+            process.start(settings)
+            try:
+                result = run(settings, args.metaqa, args.batch_size, args.baseline_triples)
+            finally:
+                process.stop(settings)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
