@@ -49,6 +49,16 @@ def test_graph_tokens_are_placed_after_the_chat_prefix_and_before_the_graph_text
         assert (labels[i, : pad + n - len(enc.label)] == IGNORE_INDEX).all()
 
 
+def test_answer_loss_equals_the_llms_own_loss_over_the_whole_sequence():
+    model = make_model().eval()
+    samples = tiny_samples(3)
+    with torch.no_grad():
+        embeds, mask, labels = model.embed(samples, with_labels=True)
+        position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+        full = model.llm(inputs_embeds=embeds, attention_mask=mask, position_ids=position_ids, labels=labels).loss
+        torch.testing.assert_close(model(samples), full)
+
+
 def test_graph_text_is_truncated_to_max_txt_len_tokens():
     sample = tiny_samples(1)[0]
     short, full = make_model(max_txt_len=5), make_model()

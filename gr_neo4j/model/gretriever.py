@@ -149,10 +149,20 @@ class GRetrieverModel(nn.Module):
     # -- training and answering -----------------------------------------------------------------
 
     def forward(self, samples: Sequence[SubgraphSample]) -> Tensor:
-        """Mean cross-entropy of the answer tokens (a scalar)."""
+        """Mean cross-entropy of the answer tokens (a scalar).
+
+        Only the last K positions get logits (K = longest answer + 1): the answers end every row
+        (left padding), and the vocabulary projection of the whole prompt would cost a fifth of
+        the compute of a small LLM and gigabytes of logits for nothing.
+        """
         embeds, mask, labels = self.embed(samples, with_labels=True)
         position_ids = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding must not shift positions
-        return self.llm(inputs_embeds=embeds, attention_mask=mask, position_ids=position_ids, labels=labels).loss
+        keep = int((labels != IGNORE_INDEX).sum(-1).max()) + 1
+        logits = self.llm(inputs_embeds=embeds, attention_mask=mask, position_ids=position_ids,
+                          logits_to_keep=keep).logits
+        # logits at position t predict the token at t + 1
+        return nn.functional.cross_entropy(logits[:, :-1].float().flatten(0, 1), labels[:, -(keep - 1):].flatten(),
+                                           ignore_index=IGNORE_INDEX)
 
     @torch.no_grad()
     def generate(self, samples: Sequence[SubgraphSample], max_new_tokens: int | None = None) -> list[str]:

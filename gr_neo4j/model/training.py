@@ -73,8 +73,8 @@ class TrainResult:
     best_epoch: int
     best_val_loss: float
     stopped: str  # 'epochs', 'early stopping' or 'time budget'
-    train_samples_per_s: float
-    seconds: float
+    train_samples_per_s: float  # optimisation steps only (validation excluded)
+    seconds: float  # the whole run, validation and checkpointing included
     history: list[dict] = field(default_factory=list)
     curves: Path | None = None
 
@@ -169,7 +169,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     header = {"format": FORMAT, "model": mcfg.to_dict(), "train": config.to_dict(),
               "sizes": {k: len(v) for k, v in splits.items()}}
 
-    started, trained, stopped = time.perf_counter(), 0, "epochs"
+    started, trained, train_time, stopped = time.perf_counter(), 0, 0.0, "epochs"
     deadline = started + config.max_minutes * 60 if config.max_minutes is not None else math.inf
     if bad_epochs >= config.patience:
         stopped = "early stopping"
@@ -194,11 +194,13 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
                 if time.perf_counter() > deadline:
                     stopped = "time budget"
                     break
-            trained += seen
+            trained, epoch_time = trained + seen, time.perf_counter() - epoch_start
+            train_time += epoch_time
+            val_start = time.perf_counter()
             val_loss = mean_loss(model, val_set, config.eval_batch_size)
             history.append({"epoch": epoch + 1, "train_loss": sum(step_losses) / len(step_losses), "val_loss": val_loss,
-                            "lr": opt.param_groups[0]["lr"], "samples": seen, "seconds": time.perf_counter() - epoch_start,
-                            "step_losses": step_losses})
+                            "lr": opt.param_groups[0]["lr"], "samples": seen, "train_seconds": epoch_time,
+                            "val_seconds": time.perf_counter() - val_start, "step_losses": step_losses})
             progress.update(task, description=f"epoch {epoch + 1}/{config.epochs} val {val_loss:.4f}")
             if val_loss < best_val:
                 best_val, best_epoch, bad_epochs = val_loss, epoch + 1, 0
@@ -215,7 +217,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
                 stopped = "early stopping"
                 break
     seconds = time.perf_counter() - started
-    return TrainResult(out, len(history), best_epoch, best_val, stopped, trained / seconds if trained else 0.0, seconds,
+    return TrainResult(out, len(history), best_epoch, best_val, stopped, trained / train_time if trained else 0.0, seconds,
                        history, out / "curves.png" if history else None)
 
 
