@@ -3,10 +3,17 @@
 // entities and the ends of the top-k most similar relationships. The vector indexes cover every
 // dataset, so they are over-fetched ($fetch_nodes, $fetch_edges) and filtered to $dataset; fewer
 // than k may remain when other datasets crowd the neighbourhood of the question.
-// Expansion: up to 3 hops ($hops) from the seeds; each node keeps at most $fanout of its
-// relationships, low-degree nodes are expanded first (hubs such as a genre or a year last), and a hop
-// stops when $max_nodes nodes or $max_edges relationships are reached, so both caps are exact.
-// Returns parallel lists; relationship ends are element ids (mapped to local indices by the client).
+// Expansion: up to 3 hops ($hops); each node follows at most $fanout of its relationships. Every
+// frontier node carries (origin, via_hub, relevance): origin 0 when reached from a topic entity, 1
+// from a vector hit; via_hub 1 once its walk went through a node with more than $fanout
+// relationships (a hub such as a genre or a year, whose expansion is cut anyway); relevance the sum
+// of $rel_scores[text] (question-relation similarity, computed by the client once per relation
+// text) along its walk. A hop expands its frontier in the order (origin, via_hub, relevance desc,
+// degree), streaming, and stops at $max_nodes nodes or $max_edges relationships, so both caps are
+// exact and what the caps cut is what matters least: vector hits after topics, hub detours last,
+// then the walks whose relations resemble the question least.
+// Returns parallel lists: no embeddings (the client holds the relation vectors; the question's
+// cosine similarity to each node is computed here); relationship ends are element ids.
 CALL () {
   OPTIONAL MATCH (d:Dataset {name: $dataset})
   RETURN d.kind AS kind, d.embedder AS embedder, d.dimension AS dimension
@@ -33,49 +40,78 @@ CALL (topics, vector_nodes, vector_rels) {
   WITH DISTINCT s
   RETURN collect(s) AS seeds
 }
-CALL (seeds) {
-  UNWIND (CASE WHEN $hops >= 1 THEN seeds ELSE [] END) AS a
-  WITH a ORDER BY COUNT { (a)-[:REL]-() } ASC
+WITH kind, embedder, dimension, topics, seeds, vector_rels,
+     [s IN seeds | [s, CASE WHEN s IN topics THEN 0 ELSE 1 END, 0, 0.0]] AS front
+CALL (front) {
+  UNWIND (CASE WHEN $hops >= 1 THEN front ELSE [] END) AS f
+  WITH f[0] AS a, f[1] AS origin, f[2] AS via, f[3] AS relevance
+  WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
+  WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
+  ORDER BY origin, via_hub, relevance DESC, degree
   CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
-  WITH r, b LIMIT $max_edges
-  RETURN collect([r, b]) AS rows
+  WITH r, b, origin, via_hub, relevance + coalesce($rel_scores[r.text], 0.0) AS relevance
+  LIMIT $max_edges
+  RETURN collect([r, b, origin, via_hub, relevance]) AS rows
 }
 WITH kind, embedder, dimension, topics, seeds, vector_rels, seeds AS seen, vector_rels AS taken, rows
 WITH kind, embedder, dimension, topics, seeds, vector_rels, seen, taken, rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
-CALL (rows) { UNWIND rows AS row WITH DISTINCT row[1] AS b RETURN collect(b) AS ends }
-WITH kind, embedder, dimension, topics, seeds, vector_rels, [row IN rows | row[0]] AS rels1, [b IN ends WHERE NOT b IN seen] AS new1
-CALL (new1) {
-  UNWIND (CASE WHEN $hops >= 2 THEN new1 ELSE [] END) AS a
-  WITH a ORDER BY COUNT { (a)-[:REL]-() } ASC
-  CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
-  WITH r, b LIMIT $max_edges
-  RETURN collect([r, b]) AS rows
+CALL (rows, seen) {
+  UNWIND rows AS row
+  WITH row WHERE NOT row[1] IN seen
+  WITH row[1] AS b, collect(row)[0] AS best
+  RETURN collect([b, best[2], best[3], best[4]]) AS front
 }
+WITH kind, embedder, dimension, topics, seeds, vector_rels, [row IN rows | row[0]] AS rels1, front
+CALL (front) {
+  UNWIND (CASE WHEN $hops >= 2 THEN front ELSE [] END) AS f
+  WITH f[0] AS a, f[1] AS origin, f[2] AS via, f[3] AS relevance
+  WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
+  WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
+  ORDER BY origin, via_hub, relevance DESC, degree
+  CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
+  WITH r, b, origin, via_hub, relevance + coalesce($rel_scores[r.text], 0.0) AS relevance
+  LIMIT $max_edges
+  RETURN collect([r, b, origin, via_hub, relevance]) AS rows
+}
+WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, [f IN front | f[0]] AS new1, rows
 WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, seeds + new1 AS seen, vector_rels + rels1 AS taken, rows
 WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, seen, taken, rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
-CALL (rows) { UNWIND rows AS row WITH DISTINCT row[1] AS b RETURN collect(b) AS ends }
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, [row IN rows | row[0]] AS rels2, [b IN ends WHERE NOT b IN seen] AS new2
-CALL (new2) {
-  UNWIND (CASE WHEN $hops >= 3 THEN new2 ELSE [] END) AS a
-  WITH a ORDER BY COUNT { (a)-[:REL]-() } ASC
-  CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
-  WITH r, b LIMIT $max_edges
-  RETURN collect([r, b]) AS rows
+CALL (rows, seen) {
+  UNWIND rows AS row
+  WITH row WHERE NOT row[1] IN seen
+  WITH row[1] AS b, collect(row)[0] AS best
+  RETURN collect([b, best[2], best[3], best[4]]) AS front
 }
+WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, [row IN rows | row[0]] AS rels2, front
+CALL (front) {
+  UNWIND (CASE WHEN $hops >= 3 THEN front ELSE [] END) AS f
+  WITH f[0] AS a, f[1] AS origin, f[2] AS via, f[3] AS relevance
+  WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
+  WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
+  ORDER BY origin, via_hub, relevance DESC, degree
+  CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
+  WITH r, b, origin, via_hub, relevance + coalesce($rel_scores[r.text], 0.0) AS relevance
+  LIMIT $max_edges
+  RETURN collect([r, b, origin, via_hub, relevance]) AS rows
+}
+WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, rels2, [f IN front | f[0]] AS new2, rows
 WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, rels2, new2, seeds + new1 + new2 AS seen, vector_rels + rels1 + rels2 AS taken, rows
 WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, rels2, new2, seen, taken, rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
-CALL (rows) { UNWIND rows AS row WITH DISTINCT row[1] AS b RETURN collect(b) AS ends }
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, rels2, new2, [row IN rows | row[0]] AS rels3, [b IN ends WHERE NOT b IN seen] AS new3
-WITH kind, embedder, dimension, topics, seeds + new1 + new2 + new3 AS nodes, vector_rels + rels1 + rels2 + rels3 AS all_rels
+CALL (rows, seen) {
+  UNWIND rows AS row
+  WITH row WHERE NOT row[1] IN seen
+  WITH DISTINCT row[1] AS b
+  RETURN collect(b) AS new3
+}
+WITH kind, embedder, dimension, topics, seeds + new1 + new2 + new3 AS nodes, vector_rels + rels1 + rels2 + [row IN rows | row[0]] AS all_rels
 CALL (all_rels) { UNWIND all_rels AS r WITH DISTINCT r RETURN collect(r) AS rels }
 RETURN kind, embedder, dimension,
        [t IN topics | elementId(t)] AS topic_ids,
        [n IN nodes | elementId(n)] AS node_ids,
        [n IN nodes | n.key] AS node_keys,
        [n IN nodes | n.text] AS node_texts,
-       [n IN nodes | n.embedding] AS node_embeddings,
+       [n IN nodes | vector.similarity.cosine(n.embedding, $q)] AS node_sims,
        [r IN rels | elementId(r)] AS edge_ids,
        [r IN rels | elementId(startNode(r))] AS edge_heads,
        [r IN rels | elementId(endNode(r))] AS edge_tails,
-       [r IN rels | r.text] AS edge_texts,
-       [r IN rels | r.embedding] AS edge_embeddings
+       [r IN rels | r.text] AS edge_texts

@@ -8,7 +8,7 @@ from neo4j.exceptions import ClientError
 
 from gr_neo4j.cypher_store import statement
 from gr_neo4j.retrieval import CandidateLimits, Retriever
-from gr_neo4j.retrieval.candidates import graph_candidates, kg_candidates
+from gr_neo4j.retrieval.candidates import graph_candidates, kg_candidates, load_vocab
 from gr_neo4j.schema import init_schema
 
 DIM = 384
@@ -32,11 +32,13 @@ NODES = [
     ("x1", e(6)), ("x2", e(7)),  # joined by the relationship most similar to Q
     ("t", e(8)), ("t1", e(9)), ("t2", e(10)),  # a topic entity and its chain t -> t1 -> t2
     ("h", e(11)),  # a hub: h -> leaf0..leaf9
+    ("m", e(40)), ("g1", e(41)), ("g2", e(42)), ("b1", e(43)), ("b2", e(44)),  # m -good-> g1 -r-> g2, m -bad-> b1 -r-> b2
 ] + [(f"leaf{i}", e(12 + i)) for i in range(10)]
 RELS = [
     ("alpha", "r", "a1", e(30)), ("a1", "r", "a2", e(30)), ("a2", "r", "a3", e(30)),
     ("x1", "best", "x2", e(0)),
-    ("t", "r", "t1", e(31)), ("t1", "r", "t2", e(31)),
+    ("t", "r", "t1", e(30)), ("t1", "r", "t2", e(30)),
+    ("m", "good", "g1", e(0, (33, 1.0))), ("m", "bad", "b1", e(34)), ("g1", "r", "g2", e(30)), ("b1", "r", "b2", e(30)),
 ] + [("h", "has", f"leaf{i}", e(32)) for i in range(10)]
 
 LOAD = """
@@ -62,9 +64,10 @@ def kg(conn):
     return conn
 
 
-def fetch(conn, hops=2, topics=(), **limits):
+def fetch(conn, hops=2, topics=(), dataset="kg", **limits):
     lim = CandidateLimits(**{"topk_nodes": 1, "topk_edges": 1, **limits})
-    return conn.read_tx(lambda tx: kg_candidates(tx, "kg", Q, hops, lim, [f"kg||{t}" for t in topics]))
+    vocab = conn.read_tx(lambda tx: load_vocab(tx, dataset))
+    return conn.read_tx(lambda tx: kg_candidates(tx, dataset, Q, hops, lim, vocab, [f"{dataset}||{t}" for t in topics]))
 
 
 def triples(c):
@@ -75,8 +78,12 @@ def test_top_k_seeds_and_two_hops_exactly(kg):
     c = fetch(kg, hops=2)
     assert set(c.node_keys) == {"alpha", "x1", "x2", "a1", "a2"}  # a3 is 3 hops away; nothing of 'other'
     assert triples(c) == {("alpha", "r", "a1"), ("a1", "r", "a2"), ("x1", "best", "x2")}
-    assert c.x.shape == (5, DIM) and c.edge_attr.shape == (3, DIM)
-    np.testing.assert_allclose(c.x[c.node_keys.index("alpha")], Q, atol=1e-6)
+    # No embeddings travel: each node's cosine to Q, and relation vectors from the client's vocabulary.
+    assert c.x is None and c.edge_attr.shape == (3, DIM)
+    np.testing.assert_allclose(c.node_sim[c.node_keys.index("alpha")], 1.0, atol=1e-5)
+    np.testing.assert_allclose(c.node_sim[c.node_keys.index("a1")], 0.0, atol=1e-5)
+    np.testing.assert_allclose(c.edge_attr[c.edge_texts.index("best")], Q, atol=1e-6)
+    assert sorted(c.rel_texts) == ["bad", "best", "good", "has", "r"]
     assert c.topic.tolist() == []
 
 
@@ -98,18 +105,37 @@ def test_fanout_cap_per_node(kg):
     assert sum(k.startswith("leaf") for k in c.node_keys) == 3
 
 
-def test_node_and_edge_caps_are_exact_and_hubs_are_cut_first(kg):
+def test_node_and_edge_caps_are_exact_and_topics_are_expanded_before_vector_hits(kg):
+    # seeds h (topic), alpha, x1, x2 (vector hits): 4 nodes, so max_nodes=6 leaves room for 2 rows,
+    # both from the topic's relationships; alpha's neighbour a1 is cut.
     c = fetch(kg, hops=2, topics=["h"], max_nodes=6)
-    assert c.num_nodes <= 6
-    assert not any(k.startswith("leaf") for k in c.node_keys)  # the hub is expanded last
+    assert c.num_nodes == 6
+    assert sum(k.startswith("leaf") for k in c.node_keys) == 2 and "a1" not in c.node_keys
     c = fetch(kg, hops=2, topics=["h"], max_edges=3)
-    assert c.num_edges <= 3
+    assert c.num_edges == 3 and "a1" not in c.node_keys
     c = fetch(kg, hops=2, topics=["h"], max_nodes=100, max_edges=100)
-    assert sum(k.startswith("leaf") for k in c.node_keys) == 10
+    assert sum(k.startswith("leaf") for k in c.node_keys) == 10 and {"a1", "a2"} <= set(c.node_keys)
+
+
+def test_hub_detours_come_last(kg):
+    # h has 10 relationships > fanout 5: a hub, expanded after the topic t although both are topics.
+    # Edge budget 3 = the vector hit (x1 best x2) + 2 rows: t -> t1, then one leaf of h.
+    c = fetch(kg, hops=1, topics=["h", "t"], fanout=5, max_edges=3)
+    assert ("t", "r", "t1") in triples(c)
+    assert sum(k.startswith("leaf") for k in c.node_keys) == 1 and "a1" not in c.node_keys
+
+
+def test_walks_through_relations_like_the_question_are_expanded_first(kg):
+    # m -good-> g1 (good is similar to Q: cos 0.71) and m -bad-> b1 (cos 0). Edge budget 8 = the
+    # vector hit + the 5 rows of hop 1 (m's two, then alpha's, x1's and x2's) + 2 rows at hop 2:
+    # g1 is expanded before b1 (its two rows: back to m, on to g2), so b1 -> b2 is cut.
+    c = fetch(kg, hops=2, topics=["m"], max_edges=8)
+    assert triples(c) == {("x1", "best", "x2"), ("m", "good", "g1"), ("m", "bad", "b1"), ("alpha", "r", "a1"), ("g1", "r", "g2")}
+    assert "b2" not in c.node_keys
 
 
 def test_vector_hits_of_other_datasets_are_filtered_out(kg):
-    c = kg.read_tx(lambda tx: kg_candidates(tx, "other", Q, 1, CandidateLimits(topk_nodes=1, topk_edges=1)))
+    c = fetch(kg, hops=1, dataset="other")
     assert set(c.node_keys) == {"alpha", "omega"}
     assert all(i.startswith("4:") or ":" in i for i in c.node_ids)
 
@@ -131,13 +157,16 @@ def test_per_sample_graph_in_index_order(conn):
         CREATE (b)-[:REL {dataset: 'eg', graph: a.graph, text: 'next', embedding: [0.0, 1.0]}]->(a)
         """
     )
-    c = conn.read_tx(lambda tx: graph_candidates(tx, "eg", "7"))
+    q = np.array([0.6, 0.8], dtype=np.float32)
+    c = conn.read_tx(lambda tx: graph_candidates(tx, "eg", "7", q))
     assert c.node_texts == ["n70", "n71", "n72"] and c.node_idx == [0, 1, 2]
     assert c.edge_index.tolist() == [[1, 2], [0, 1]]
-    assert conn.read_tx(lambda tx: graph_candidates(tx, "eg", "9")).num_nodes == 0
+    np.testing.assert_allclose(c.node_sim, [0.6, 0.6, 0.6], rtol=1e-6)
+    assert c.x.shape == (3, 2) and c.rel_texts == ["next"] and c.edge_attr.tolist() == [[0.0, 1.0], [0.0, 1.0]]
+    assert conn.read_tx(lambda tx: graph_candidates(tx, "eg", "9", q)).num_nodes == 0
 
 
-@pytest.mark.parametrize("name", ["retrieve_kg_candidates", "retrieve_graph", "retrieval_datasets"])
+@pytest.mark.parametrize("name", ["retrieve_kg_candidates", "retrieve_graph", "retrieval_datasets", "retrieval_node_embeddings", "retrieval_dump_rel_texts"])
 def test_retrieval_statements_are_read_only(conn, name):
     summary = conn.driver.execute_query("EXPLAIN " + statement(name), database_=conn.database).summary
     assert summary.query_type == "r"
@@ -153,7 +182,8 @@ def test_retriever_transactions_refuse_writes(kg, server):
 
 @pytest.mark.parametrize(
     "hops, topics, limits",
-    [(2, (), {}), (1, (), {"topk_nodes": 2}), (2, ("t",), {}), (2, ("h",), {"max_nodes": 6}), (3, ("h",), {"max_edges": 3})],
+    [(2, (), {}), (1, (), {"topk_nodes": 2}), (2, ("t",), {}), (2, ("h",), {"max_nodes": 14}), (3, ("h",), {"max_edges": 11}),
+     (1, ("h", "t"), {"fanout": 5, "max_edges": 2}), (2, ("m",), {"max_edges": 8})],
 )
 def test_in_memory_baseline_builds_the_same_candidates(kg, hops, topics, limits):
     # (A cap that cuts through one node's relationships may keep other ones: Neo4j meets a node's

@@ -15,7 +15,7 @@ HOPS = typer.Option(2, "--hops", help="Expansion depth around the seeds on knowl
 TOPK = typer.Option(3, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
 TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize [default 5; 3 on scene graphs].")
 COST_E = typer.Option(0.5, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
-MODE = typer.Option(None, "--mode", help="reference | triples | whole | kaping [default: triples on knowledge graphs, whole on ExplaGraphs, reference otherwise].")
+MODE = typer.Option(None, "--mode", help="paths | reference | triples | whole | kaping [default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise].")
 DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name [default: the only one loaded].")
 
 
@@ -134,7 +134,7 @@ def eval_retrieval(
     cost_e: float = COST_E,
     json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
 ) -> None:
-    """Answer recall, size and latency of every mode (triples, reference, k-hop, KAPING) side by side."""
+    """Answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side."""
     from ..retrieval.evaluate import evaluate_retrieval, report_table
 
     try:

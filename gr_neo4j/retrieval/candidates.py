@@ -1,9 +1,11 @@
 """Candidate graphs fetched from Neo4j in one read-only round trip.
 
 Knowledge graphs: the k-hop neighbourhood (capped) of the topic entities and of the entities and
-relationships most similar to the question (``cypher/retrieve_kg_candidates.cypher``).
-Per-sample graphs: the whole graph of one sample (``cypher/retrieve_graph.cypher``).
-The embeddings come back with the graph, so similarities and PCST run in-process.
+relationships most similar to the question (``cypher/retrieve_kg_candidates.cypher``). Only
+texts, ids and each node's similarity to the question travel: the client keeps the few distinct
+relation texts of the dataset and their embeddings (:class:`RelationVocab`), and fetches the
+embeddings of the nodes it finally chose (for the ``Data``) in the same read transaction.
+Per-sample graphs: the whole graph of one sample with its embeddings (``cypher/retrieve_graph.cypher``).
 """
 
 from __future__ import annotations
@@ -37,12 +39,47 @@ class CandidateLimits:
 
 
 @dataclass(frozen=True)
-class Candidates:
-    """A candidate graph as parallel arrays (N nodes, E edges, D embedding dimension).
+class RelationVocab:
+    """The distinct relation texts of a dataset and their embeddings ``[R, D]``, held by the client
+    so that candidate graphs travel without embeddings."""
 
-    x: ``[N, D]`` float32 node text embeddings; edge_attr: ``[E, D]`` relation text embeddings;
-    edge_index: ``[2, E]`` int64 local node indices (head, tail); topic: ``[T]`` local indices of the
-    topic entities; node_idx: the node index inside a per-sample graph (None for knowledge graphs).
+    texts: list[str]
+    x: np.ndarray
+    index: dict[str, int]
+
+    @classmethod
+    def of(cls, texts: list[str], x: np.ndarray) -> "RelationVocab":
+        return cls(list(texts), np.asarray(x, dtype=np.float32).reshape(len(texts), -1), {t: i for i, t in enumerate(texts)})
+
+    def scores(self, q: np.ndarray, keep: int = 256) -> dict[str, float]:
+        """Question similarity of the ``keep`` most similar relation texts (the expansion order)."""
+        if not self.texts:
+            return {}
+        sims = self.x @ q
+        top = np.argsort(-sims, kind="stable")[:keep]
+        return {self.texts[i]: float(sims[i]) for i in top}
+
+
+def load_vocab(tx: neo4j.ManagedTransaction, dataset: str) -> RelationVocab:
+    """Every distinct relation text of ``dataset`` with its embedding (``retrieval_dump_rel_texts``)."""
+    rows = list(tx.run(statement("retrieval_dump_rel_texts"), dataset=dataset))
+    return RelationVocab.of([r["text"] for r in rows], np.asarray([r["embedding"] for r in rows], dtype=np.float32))
+
+
+class StaleVocabulary(KeyError):
+    """A candidate relationship has a text the client's vocabulary does not know (loaded since)."""
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """A candidate graph as parallel arrays (N nodes, E edges, R relation texts, D dimension).
+
+    node_sim: ``[N]`` float32 cosine similarity of each node text to the question; x: ``[N, D]``
+    node text embeddings when they came with the graph (per-sample graphs; None for knowledge
+    graphs, whose chosen nodes' embeddings are fetched after the selection);
+    edge_index: ``[2, E]`` int64 local node indices (head, tail); edge_rel: ``[E]`` index into
+    ``rel_texts`` / ``rel_attr`` ``[R, D]``; topic: ``[T]`` local indices of the topic entities;
+    node_idx: the node index inside a per-sample graph (None for knowledge graphs).
     """
 
     kind: str | None
@@ -51,11 +88,13 @@ class Candidates:
     node_ids: list[str]
     node_keys: list[str]
     node_texts: list[str]
-    x: np.ndarray
+    node_sim: np.ndarray
+    x: np.ndarray | None
     edge_ids: list[str]
-    edge_texts: list[str]
     edge_index: np.ndarray
-    edge_attr: np.ndarray
+    edge_rel: np.ndarray
+    rel_texts: list[str]
+    rel_attr: np.ndarray
     topic: np.ndarray
     node_idx: list[int] | None = None
 
@@ -67,6 +106,15 @@ class Candidates:
     def num_edges(self) -> int:
         return len(self.edge_ids)
 
+    @property
+    def edge_texts(self) -> list[str]:
+        return [self.rel_texts[i] for i in self.edge_rel]
+
+    @property
+    def edge_attr(self) -> np.ndarray:
+        """``[E, D]`` relation text embedding of every edge."""
+        return self.rel_attr[self.edge_rel]
+
 
 def kg_candidates(
     tx: neo4j.ManagedTransaction,
@@ -74,10 +122,12 @@ def kg_candidates(
     q: np.ndarray,
     hops: int,
     limits: CandidateLimits,
+    vocab: RelationVocab,
     topic_uids: list[str] = (),
     question_uid: str | None = None,
 ) -> Candidates:
-    """Run ``retrieve_kg_candidates`` in ``tx`` (a read transaction); ``q`` is the ``[D]`` question vector."""
+    """Run ``retrieve_kg_candidates`` in ``tx`` (a read transaction); ``q`` is the ``[D]`` question
+    vector. Raises :class:`StaleVocabulary` when an edge text is missing from ``vocab``."""
     if not 0 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be between 0 and {MAX_HOPS}, got {hops}")
     params = dict(
@@ -91,17 +141,78 @@ def kg_candidates(
         fanout=limits.fanout,
         max_nodes=limits.max_nodes,
         max_edges=limits.max_edges,
+        rel_scores=vocab.scores(q),
         topic_uids=list(topic_uids),
         question_uid=question_uid,
     )
-    record = tx.run(statement("retrieve_kg_candidates"), params).single(strict=True)
-    return _from_record(record)
+    r = tx.run(statement("retrieve_kg_candidates"), params).single(strict=True)
+    node_ids = r["node_ids"]
+    local = {eid: i for i, eid in enumerate(node_ids)}
+    try:
+        edge_rel = np.array([vocab.index[t] for t in r["edge_texts"]], dtype=np.int64)
+    except KeyError as exc:
+        raise StaleVocabulary(exc.args[0]) from None
+    # vector.similarity.cosine is (1 + cos) / 2; back to the cosine the selections use.
+    node_sim = 2 * np.asarray(r["node_sims"], dtype=np.float32) - 1
+    return Candidates(
+        kind=r["kind"],
+        embedder=r["embedder"],
+        dimension=r["dimension"],
+        node_ids=node_ids,
+        node_keys=r["node_keys"],
+        node_texts=r["node_texts"],
+        node_sim=node_sim.astype(np.float32),
+        x=None,
+        edge_ids=r["edge_ids"],
+        edge_index=_edge_index(local, r["edge_heads"], r["edge_tails"]),
+        edge_rel=edge_rel,
+        rel_texts=vocab.texts,
+        rel_attr=vocab.x,
+        topic=np.array([local[t] for t in r["topic_ids"] if t in local], dtype=np.int64),
+    )
 
 
-def graph_candidates(tx: neo4j.ManagedTransaction, dataset: str, graph: str) -> Candidates:
-    """Run ``retrieve_graph`` in ``tx``: every node and relationship of one per-sample graph."""
-    record = tx.run(statement("retrieve_graph"), dataset=dataset, graph=graph).single(strict=True)
-    return _from_record(record)
+def node_embeddings(tx: neo4j.ManagedTransaction, element_ids: list[str], dim: int) -> np.ndarray:
+    """``[n, D]`` embeddings of the given nodes, in order (``retrieval_node_embeddings``)."""
+    if not element_ids:
+        return np.zeros((0, dim), dtype=np.float32)
+    rows = {r["i"]: r["embedding"] for r in tx.run(statement("retrieval_node_embeddings"), ids=list(element_ids))}
+    return np.asarray([rows[i] for i in range(len(element_ids))], dtype=np.float32)
+
+
+def graph_candidates(tx: neo4j.ManagedTransaction, dataset: str, graph: str, q: np.ndarray) -> Candidates:
+    """Run ``retrieve_graph`` in ``tx``: every node and relationship of one per-sample graph, with
+    embeddings (small graphs; scored exactly in-process against ``q`` ``[D]``)."""
+    r = tx.run(statement("retrieve_graph"), dataset=dataset, graph=graph).single(strict=True)
+    node_ids = r["node_ids"]
+    local = {eid: i for i, eid in enumerate(node_ids)}
+    dim = r["dimension"]
+    x = _matrix(r["node_embeddings"], dim)
+    edge_x = _matrix(r["edge_embeddings"], dim or x.shape[1])
+    texts = r["edge_texts"]
+    first = {}
+    for i, t in enumerate(texts):
+        first.setdefault(t, i)
+    rel_texts = list(first)
+    rel_attr = edge_x[list(first.values())] if rel_texts else np.zeros((0, edge_x.shape[1]), dtype=np.float32)
+    index = {t: i for i, t in enumerate(rel_texts)}
+    return Candidates(
+        kind=r["kind"],
+        embedder=r["embedder"],
+        dimension=dim,
+        node_ids=node_ids,
+        node_keys=r["node_keys"],
+        node_texts=r["node_texts"],
+        node_sim=(x @ q).astype(np.float32) if len(node_ids) else np.zeros(0, dtype=np.float32),
+        x=x,
+        edge_ids=r["edge_ids"],
+        edge_index=_edge_index(local, r["edge_heads"], r["edge_tails"]),
+        edge_rel=np.array([index[t] for t in texts], dtype=np.int64),
+        rel_texts=rel_texts,
+        rel_attr=rel_attr,
+        topic=np.zeros(0, dtype=np.int64),
+        node_idx=r["node_idx"],
+    )
 
 
 def _matrix(rows: list, dim: int | None) -> np.ndarray:
@@ -110,26 +221,5 @@ def _matrix(rows: list, dim: int | None) -> np.ndarray:
     return np.asarray(rows, dtype=np.float32)
 
 
-def _from_record(r: neo4j.Record) -> Candidates:
-    node_ids = r["node_ids"]
-    local = {eid: i for i, eid in enumerate(node_ids)}
-    dim = r["dimension"]
-    x = _matrix(r["node_embeddings"], dim)
-    edge_attr = _matrix(r["edge_embeddings"], dim or x.shape[1])
-    edge_index = np.array([[local[h] for h in r["edge_heads"]], [local[t] for t in r["edge_tails"]]], dtype=np.int64).reshape(2, -1)
-    keys = r.keys()
-    return Candidates(
-        kind=r["kind"],
-        embedder=r["embedder"],
-        dimension=dim,
-        node_ids=node_ids,
-        node_keys=r["node_keys"],
-        node_texts=r["node_texts"],
-        x=x,
-        edge_ids=r["edge_ids"],
-        edge_texts=r["edge_texts"],
-        edge_index=edge_index,
-        edge_attr=edge_attr,
-        topic=np.array([local[t] for t in r["topic_ids"] if t in local], dtype=np.int64),
-        node_idx=r["node_idx"] if "node_idx" in keys else None,
-    )
+def _edge_index(local: dict[str, int], heads: list[str], tails: list[str]) -> np.ndarray:
+    return np.array([[local[h] for h in heads], [local[t] for t in tails]], dtype=np.int64).reshape(2, -1)

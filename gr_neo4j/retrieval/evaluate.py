@@ -2,7 +2,7 @@
 
 For each hop count, every question's candidates are fetched once (expansion depth = the hop count,
 the question's TOPIC entities as seeds) and every mode selects from the same candidates:
-``triples`` (the default), ``reference`` (G-Retriever exactly), ``whole`` (the whole capped k-hop
+``paths`` (the default), ``reference`` (G-Retriever exactly), ``triples`` (PCST over triple scores), ``whole`` (the whole capped k-hop
 neighbourhood, no PCST) and ``kaping`` (the top-10 triples). The ceiling is the share of questions
 with any gold answer among the candidates at all.
 """
@@ -21,7 +21,7 @@ from .batch import progress_bar, questions_of
 from .modes import MODES, score, select
 from .retriever import RetrievalError, RetrievalParams, Retriever, build_result
 
-EVAL_MODES = ("triples", "reference", "whole", "kaping")
+EVAL_MODES = ("paths", "reference", "triples", "whole", "kaping")
 assert set(EVAL_MODES) <= set(MODES)
 
 
@@ -51,6 +51,7 @@ def evaluate_retrieval(
         if info.kind != "knowledge-graph":
             raise RetrievalError(f"eval-retrieval needs a knowledge-graph dataset; '{dataset}' is {info.kind}")
         tokenizer = r.embedder.model.tokenizer
+        r.warm(info.name)
         report = {"dataset": info.name, "embedder": r.embedder.name, "limit": limit, "split": split, "hops": {}}
         for h in hops:
             qs = questions_of(r, info.name, split, hops=h, limit=limit)
@@ -84,7 +85,7 @@ def evaluate_hop(r: Retriever, info, qs, params: RetrievalParams, tokenizer, con
             s = score(c, vec)
             for m in EVAL_MODES:
                 t3 = time.perf_counter()
-                nodes, edges = select(m, c, s, params.topk, params.topk_e, params.cost_e)
+                nodes, edges = select(m, c, s, params, r.paths)
                 res = build_result(q.text, info.name, None, replace(params, mode=m), c, s, nodes, edges)
                 t4 = time.perf_counter()
                 keys = {n.key for n in res.nodes}

@@ -3,8 +3,9 @@
 `InMemoryKG` keeps every entity embedding ``[N, D]``, the relation-text embeddings (one row per
 distinct text) and a CSR adjacency, and builds the same candidate graph as
 ``cypher/retrieve_kg_candidates.cypher``: exact top-k entities and relationships, then up to
-``hops`` hops from the seeds, at most ``fanout`` relationships per node, low-degree nodes first,
-with the same exact caps. Only the order in which a node's relationships are met can differ
+``hops`` hops from the seeds, at most ``fanout`` relationships per node, rows kept in the same
+order (topic before vector hit, hub detours last, relation relevance, low degree) under the same
+exact caps. Only the order in which a node's relationships are met can differ
 (Neo4j's storage order), which matters only for nodes above the fan-out cap.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .candidates import CandidateLimits, Candidates
+from .candidates import CandidateLimits, Candidates, RelationVocab
 
 DUMP_PAGE = 20000
 
@@ -83,30 +84,41 @@ class InMemoryKG:
     def degree(self, n: int) -> int:
         return int(self.indptr[n + 1] - self.indptr[n])
 
+    def vocab(self) -> RelationVocab:
+        return RelationVocab.of(self.rel_texts, self.rel_x)
+
     def candidates(self, q: np.ndarray, hops: int, limits: CandidateLimits, topic_keys=()) -> Candidates:
         """The candidate graph of question vector ``q`` ``[D]`` (see the module doc)."""
         index = {k: i for i, k in enumerate(self.keys)} if topic_keys else {}
-        topics = [index[k] for k in topic_keys if k in index]
+        topics = list(dict.fromkeys(index[k] for k in topic_keys if k in index))
         node_sim = self.x @ q
         top_nodes = np.argsort(-node_sim, kind="stable")[: limits.topk_nodes].tolist()
         edge_sim = (self.rel_x @ q)[self.rel_of_edge]
         top_edges = np.argsort(-edge_sim, kind="stable")[: limits.topk_edges].tolist()
+        rel_scores = self.vocab().scores(q)
+        rel_score = np.array([rel_scores.get(t, 0.0) for t in self.rel_texts], dtype=np.float64)
         seeds = list(dict.fromkeys(topics + top_nodes + [int(self.heads[e]) for e in top_edges] + [int(self.tails[e]) for e in top_edges]))
+        topic_set = set(topics)
         seen = dict.fromkeys(seeds)
         taken = list(top_edges)
-        frontier = seeds
+        front = [(s, 0 if s in topic_set else 1, 0, 0.0) for s in seeds]
         for _ in range(hops):
             rows = []
-            for a in sorted(frontier, key=self.degree):
-                incident = self.incident[self.indptr[a] : self.indptr[a + 1]][: limits.fanout]
-                rows.extend((int(e), int(self.tails[e] if self.heads[e] == a else self.heads[e])) for e in incident)
+            order = sorted((origin, 1 if via or self.degree(a) > limits.fanout else 0, -relevance, self.degree(a), i, a) for i, (a, origin, via, relevance) in enumerate(front))
+            for origin, via_hub, neg, _, _, a in order:
+                for e in self.incident[self.indptr[a] : self.indptr[a + 1]][: limits.fanout].tolist():
+                    b = int(self.tails[e] if self.heads[e] == a else self.heads[e])
+                    rows.append((origin, via_hub, neg - rel_score[self.rel_of_edge[e]], e, b))
                 if len(rows) >= limits.max_edges:
                     break
             rows = rows[: limits.max_edges][: max(0, limits.max_nodes - len(seen))][: max(0, limits.max_edges - len(taken))]
-            taken.extend(e for e, _ in rows)
-            new = [b for b in dict.fromkeys(b for _, b in rows) if b not in seen]
-            seen.update(dict.fromkeys(new))
-            frontier = new
+            taken.extend(r[3] for r in rows)
+            best = {}
+            for origin, via_hub, neg, _, b in rows:
+                if b not in seen and b not in best:
+                    best[b] = (b, origin, via_hub, -neg)
+            seen.update(dict.fromkeys(best))
+            front = list(best.values())
         nodes = list(seen)
         local = {n: i for i, n in enumerate(nodes)}
         edges = list(dict.fromkeys(taken))
@@ -118,10 +130,12 @@ class InMemoryKG:
             node_ids=[str(n) for n in nodes],
             node_keys=[self.keys[n] for n in nodes],
             node_texts=[self.texts[n] for n in nodes],
+            node_sim=node_sim[nodes].astype(np.float32),
             x=self.x[nodes],
             edge_ids=[str(i) for i in edges],
-            edge_texts=[self.rel_texts[r] for r in self.rel_of_edge[e]],
             edge_index=np.array([[local[int(h)] for h in self.heads[e]], [local[int(t)] for t in self.tails[e]]], dtype=np.int64).reshape(2, -1),
-            edge_attr=self.rel_x[self.rel_of_edge[e]],
+            edge_rel=self.rel_of_edge[e],
+            rel_texts=self.rel_texts,
+            rel_attr=self.rel_x,
             topic=np.array([local[t] for t in topics], dtype=np.int64),
         )

@@ -43,7 +43,8 @@ class Timings:
 class RetrievalResult:
     """A question's subgraph: what was chosen, as text for the LLM and as ``Data`` for the GNN.
 
-    ``data``: ``x`` [n, D], ``edge_index`` [2, m] (indices into ``nodes``), ``edge_attr`` [m, D].
+    ``data``: ``x`` [n, D], ``edge_index`` [2, m] (indices into ``nodes``), ``edge_attr`` [m, D];
+    None only where the caller asked for figures without tensors (``eval-retrieval``).
     ``desc``: G-Retriever's textualization of the same subgraph.
     ``candidates``: size of the candidate graph PCST chose from, as (nodes, edges).
     """
@@ -56,7 +57,7 @@ class RetrievalResult:
     nodes: list[RetrievedNode]
     edges: list[RetrievedEdge]
     desc: str
-    data: Data
+    data: Data | None
     timings: Timings
     candidates: tuple[int, int] = (0, 0)
     retrieval_id: str | None = field(default=None, compare=False)

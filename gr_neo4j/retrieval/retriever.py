@@ -1,8 +1,10 @@
 """`retrieve()`: a question in, a small connected subgraph out (text + Data), nothing written.
 
-Flow: embed the question; one read transaction fetches the candidate graph with its embeddings
-(k-hop neighbourhood on a knowledge graph, the whole sample graph otherwise); similarities and PCST
-run in-process; the chosen subgraph is textualized and turned into a PyG ``Data``.
+Flow: embed the question; one read round trip fetches the candidate graph (on a knowledge graph
+the k-hop neighbourhood as texts, ids and node similarities, the relation vectors being held by the
+client; the whole sample graph with its embeddings otherwise); the selection runs in-process; a
+second, small read fetches the embeddings of the chosen nodes; the subgraph is textualized and
+turned into a PyG ``Data``.
 """
 
 from __future__ import annotations
@@ -21,8 +23,19 @@ from ..embedder import Embedder, load_embedder
 from ..errors import GrNeo4jError
 from ..settings import Settings
 from ..textualize import textualize, to_data
-from .candidates import MAX_HOPS, CandidateLimits, Candidates, graph_candidates, kg_candidates
+from .candidates import (
+    MAX_HOPS,
+    CandidateLimits,
+    Candidates,
+    RelationVocab,
+    StaleVocabulary,
+    graph_candidates,
+    kg_candidates,
+    load_vocab,
+    node_embeddings,
+)
 from .modes import MODES, Scored, score, select
+from .paths import PathScorer
 from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 
 SCENE_GRAPH_DATASETS = ("gqa", "scene_graphs")
@@ -37,10 +50,12 @@ class RetrievalError(GrNeo4jError):
 class RetrievalParams:
     """Knobs of one retrieval; None means the default for the dataset.
 
-    mode: see :mod:`gr_neo4j.retrieval.modes` (default: ``triples`` on knowledge graphs, ``whole``
+    mode: see :mod:`gr_neo4j.retrieval.modes` (default: ``paths`` on knowledge graphs, ``whole``
         on ExplaGraphs, ``reference`` on other per-sample graphs).
     hops: expansion depth around the seeds on knowledge graphs (0..3).
     topk, topk_e, cost_e: G-Retriever's PCST parameters (3, 5 or 3 on scene graphs, 0.5).
+    max_paths, node_budget: the ``paths`` mode keeps the ends of the ``max_paths`` relation paths
+        most similar to the question, at most ``node_budget`` nodes in all.
     """
 
     mode: str | None = None
@@ -48,16 +63,20 @@ class RetrievalParams:
     topk: int = 3
     topk_e: int | None = None
     cost_e: float = 0.5
+    max_paths: int = 8
+    node_budget: int = 30
     limits: CandidateLimits = CandidateLimits()
 
     def resolved(self, dataset: str, kind: str) -> "RetrievalParams":
-        mode = self.mode or ("triples" if kind == "knowledge-graph" else "whole" if dataset in WHOLE_GRAPH_DATASETS else "reference")
+        mode = self.mode or ("paths" if kind == "knowledge-graph" else "whole" if dataset in WHOLE_GRAPH_DATASETS else "reference")
         if mode not in MODES:
             raise RetrievalError(f"unknown retrieval mode '{mode}' (one of {', '.join(MODES)})")
         if not 0 <= self.hops <= MAX_HOPS:
             raise RetrievalError(f"--hops must be between 0 and {MAX_HOPS}, got {self.hops}")
         if self.topk < 0 or (self.topk_e is not None and self.topk_e < 0) or self.cost_e < 0:
             raise RetrievalError("topk, topk_e and cost_e must not be negative")
+        if self.max_paths < 1 or self.node_budget < 1:
+            raise RetrievalError("max_paths and node_budget must be at least 1")
         topk_e = self.topk_e if self.topk_e is not None else (3 if dataset in SCENE_GRAPH_DATASETS else 5)
         limits = replace(self.limits, topk_nodes=self.topk, topk_edges=topk_e)
         return replace(self, mode=mode, topk_e=topk_e, limits=limits)
@@ -80,7 +99,8 @@ def kg_entity_uid(dataset: str, key: str) -> str:
 
 
 class Retriever:
-    """Retrieval with one connection, one read session and one embedder, reused across questions."""
+    """Retrieval with one connection, one read session and one embedder, reused across questions;
+    it also keeps each dataset's relation vocabulary and the embeddings of relation-path texts."""
 
     def __init__(self, settings: Settings, conn: Connection | None = None, embedder: Embedder | None = None):
         self.settings = settings
@@ -89,6 +109,8 @@ class Retriever:
         self.embedder = embedder or load_embedder(settings)
         self._session: neo4j.Session | None = None
         self._datasets: dict[str, DatasetInfo] | None = None
+        self._vocab: dict[str, RelationVocab] = {}
+        self.paths = PathScorer(self.embed)
 
     # -- plumbing -------------------------------------------------------------------------------
     @property
@@ -139,10 +161,30 @@ class Retriever:
             )
         return info
 
+    def vocab(self, dataset: str, refresh: bool = False) -> RelationVocab:
+        """The relation texts of a knowledge-graph dataset and their vectors, read once."""
+        if refresh or dataset not in self._vocab:
+            self._vocab[dataset] = self.read(lambda tx: load_vocab(tx, dataset))
+        return self._vocab[dataset]
+
+    def warm(self, dataset: str | None = None) -> None:
+        """Load what the first question would otherwise pay for: the model, the session, the vocabulary."""
+        info = self.dataset(dataset)
+        self.embed(["warm up"])
+        if info.kind == "knowledge-graph":
+            self.vocab(info.name)
+
     # -- retrieval ------------------------------------------------------------------------------
     def embed(self, questions: Sequence[str]) -> np.ndarray:
         """``[Q]`` questions -> ``[Q, D]`` unit vectors."""
         return self.embedder.encode(list(questions))
+
+    def node_x(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
+        """``[n, D]`` embeddings of the chosen nodes (fetched when the candidates came without them)."""
+        if c.x is not None:
+            return c.x[nodes]
+        ids = [c.node_ids[n] for n in nodes]
+        return self.read(lambda tx: node_embeddings(tx, ids, self.embedder.dimension))
 
     def candidates(
         self,
@@ -157,14 +199,19 @@ class Retriever:
         if info.kind == "per-sample":
             if graph is None:
                 raise RetrievalError(f"dataset '{info.name}' holds one graph per sample: choose one with --graph ID")
-            c = self.read(lambda tx: graph_candidates(tx, info.name, str(graph)))
+            c = self.read(lambda tx: graph_candidates(tx, info.name, str(graph), q))
             if c.num_nodes == 0:
                 raise RetrievalError(f"no graph '{graph}' in dataset '{info.name}'")
             return c
         if graph is not None:
             raise RetrievalError(f"dataset '{info.name}' is one knowledge graph: --graph does not apply (use --entity)")
         uids = [kg_entity_uid(info.name, e) for e in entities]
-        c = self.read(lambda tx: kg_candidates(tx, info.name, q, params.hops, params.limits, uids, question_uid))
+        try:
+            vocab = self.vocab(info.name)
+            c = self.read(lambda tx: kg_candidates(tx, info.name, q, params.hops, params.limits, vocab, uids, question_uid))
+        except StaleVocabulary:  # relationships loaded since the vocabulary was read
+            vocab = self.vocab(info.name, refresh=True)
+            c = self.read(lambda tx: kg_candidates(tx, info.name, q, params.hops, params.limits, vocab, uids, question_uid))
         found = {c.node_keys[i] for i in c.topic}
         unknown = [e for e in entities if e not in found]
         if unknown:
@@ -195,13 +242,15 @@ class Retriever:
         c = self.candidates(info, q, params, graph, entities, question_uid)
         fetched = time.perf_counter()
         s = score(c, q)
-        nodes, edges = select(params.mode, c, s, params.topk, params.topk_e, params.cost_e)
+        nodes, edges = select(params.mode, c, s, params, self.paths)
         chosen = time.perf_counter()
-        result = build_result(question, info.name, graph, params, c, s, nodes, edges)
+        x = self.node_x(c, nodes)
+        fetched_x = time.perf_counter()
+        result = build_result(question, info.name, graph, params, c, s, nodes, edges, x)
         done = time.perf_counter()
         timings = Timings(
             embed_ms=1000 * (embedded - began),
-            cypher_ms=1000 * (fetched - embedded),
+            cypher_ms=1000 * (fetched - embedded + fetched_x - chosen),
             pcst_ms=1000 * (chosen - fetched),
             total_ms=1000 * (done - began),
         )
@@ -217,9 +266,11 @@ def build_result(
     s: Scored,
     nodes: np.ndarray,
     edges: np.ndarray,
+    x: np.ndarray | None = None,
 ) -> RetrievalResult:
     """Assemble the typed result; node ids in ``desc`` are the sample's own indices on per-sample
-    graphs (as G-Retriever writes them) and positions in the subgraph on knowledge graphs."""
+    graphs (as G-Retriever writes them) and positions in the subgraph on knowledge graphs.
+    ``x``: ``[n, D]`` embeddings of the chosen nodes; without them (and none in ``c``) ``data`` is None."""
     position = {int(n): i for i, n in enumerate(nodes)}
     topic = set(int(t) for t in c.topic)
     out_nodes = [RetrievedNode(c.node_ids[n], c.node_keys[n], c.node_texts[n], float(s.node[n]), int(n) in topic) for n in nodes]
@@ -234,7 +285,9 @@ def build_result(
     else:
         desc = textualize([n.text for n in out_nodes], [(e.src, e.text, e.dst) for e in out_edges])
     edge_index = torch.tensor([[e.src for e in out_edges], [e.dst for e in out_edges]], dtype=torch.long).reshape(2, -1)
-    data = to_data(torch.from_numpy(c.x[nodes]), edge_index, torch.from_numpy(c.edge_attr[edges]))
+    if x is None and c.x is not None:
+        x = c.x[nodes]
+    data = None if x is None else to_data(torch.from_numpy(np.ascontiguousarray(x)), edge_index, torch.from_numpy(c.rel_attr[c.edge_rel[edges]]))
     return RetrievalResult(
         question=question,
         dataset=dataset,

@@ -1,0 +1,205 @@
+"""The ``paths`` selection: answers at the end of the relation paths that read like the question.
+
+A multi-hop question names a chain of relations from its topic entity ("the films directed by X
+were released in which years" = directed by, then release year). Scoring nodes and edges one by one
+cannot see that chain, and on a knowledge graph with few relation texts (MetaQA has 9) thousands of
+edges tie. Here every walk of at most ``hops`` edges from the roots (the topic entities, else the
+most similar nodes) is grouped by its *relation path*: the relation texts met in order, with the
+direction each was walked in. Each distinct path text ("directed by release year") is embedded once
+(cached: a knowledge graph has few of them) and scored against the question. The ``max_paths`` best
+paths then share a node budget round-robin: each in turn adds its next end node, the one reached by
+the most walks (then the most similar to the question), with the walk that leads there, until the
+budget is spent. The subgraph is the union of those walks plus every candidate edge between chosen
+nodes. Nothing is split among ties: every end of a relevant path is eligible.
+
+Walks never come back to a root nor step straight back to the node they came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .candidates import Candidates
+
+MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
+
+
+class PathScorer:
+    """Cosine similarity of the question to relation-path texts, each text embedded once.
+
+    ``encode``: ``[P]`` texts -> ``[P, D]`` unit vectors (the retriever's embedder).
+    """
+
+    def __init__(self, encode: Callable[[list[str]], np.ndarray]):
+        self.encode = encode
+        self.cache: dict[str, np.ndarray] = {}
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            if len(self.cache) + len(missing) > MAX_PATH_TEXTS:
+                self.cache.clear()
+            self.cache.update(zip(missing, self.encode(missing)))
+        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
+
+    def scores(self, texts: Sequence[str], q: np.ndarray) -> np.ndarray:
+        """``[P]`` cosine similarities of ``q`` ``[D]`` to the path texts."""
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        return (self.vectors(texts) @ q).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Walks:
+    """Walks from the roots, aggregated per (relation path, end node, previous node), layer by layer.
+
+    Layer L (0-based; walks of L + 1 edges): ``path[L]`` ``[S]`` int64 relation-path ids,
+    ``node[L]``/``prev[L]`` ``[S]`` end node and the node before it, ``count[L]`` ``[S]`` number of
+    walks, ``parent[L]`` ``[S]`` index of the state in layer L - 1 (in ``roots`` for L = 0) of one such
+    walk, ``edge[L]`` ``[S]`` the candidate edge of its last step. ``steps[pid]`` is the tuple of
+    (relation index, reversed) of path id ``pid``.
+    """
+
+    roots: np.ndarray
+    path: list[np.ndarray]
+    node: list[np.ndarray]
+    prev: list[np.ndarray]
+    count: list[np.ndarray]
+    parent: list[np.ndarray]
+    edge: list[np.ndarray]
+    steps: list[tuple[tuple[int, bool], ...]]
+
+
+def walks(c: Candidates, roots: np.ndarray, hops: int) -> Walks:
+    """Enumerate the walks of the candidate graph from ``roots`` (vectorised, one layer per hop)."""
+    n, e = c.num_nodes, c.num_edges
+    heads, tails = c.edge_index
+    # Incidence in both directions: (from, to, edge, step code = 2 * relation + reversed).
+    src = np.concatenate([heads, tails])
+    dst = np.concatenate([tails, heads])
+    eid = np.concatenate([np.arange(e), np.arange(e)])
+    code = np.concatenate([2 * c.edge_rel, 2 * c.edge_rel + 1]).astype(np.int64)
+    order = np.argsort(src, kind="stable")
+    src, dst, eid, code = src[order], dst[order], eid[order], code[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, src + 1, 1)
+    indptr = np.cumsum(indptr)
+    is_root = np.zeros(n, dtype=bool)
+    is_root[roots] = True
+
+    steps: list[tuple[tuple[int, bool], ...]] = [()]
+    step_id: dict[tuple, int] = {(): 0}
+    path = [np.zeros(len(roots), dtype=np.int64)]
+    node = [np.asarray(roots, dtype=np.int64)]
+    prev = [np.full(len(roots), -1, dtype=np.int64)]
+    count = [np.ones(len(roots), dtype=np.int64)]
+    parent = [np.full(len(roots), -1, dtype=np.int64)]
+    edge = [np.full(len(roots), -1, dtype=np.int64)]
+    for _ in range(hops):
+        at = node[-1]
+        deg = indptr[at + 1] - indptr[at]
+        state = np.repeat(np.arange(len(at)), deg)
+        if len(state) == 0:
+            break
+        offset = np.arange(len(state)) - np.repeat(np.cumsum(deg) - deg, deg)
+        inc = indptr[at][state] + offset
+        keep = ~is_root[dst[inc]] & (dst[inc] != prev[-1][state])
+        state, inc = state[keep], inc[keep]
+        if len(state) == 0:
+            break
+        # New relation-path ids: one per distinct (previous path, step code).
+        pairs, pair_of = np.unique(np.stack([path[-1][state], code[inc]], 1), axis=0, return_inverse=True)
+        pair_ids = np.empty(len(pairs), dtype=np.int64)
+        for i, (p, k) in enumerate(pairs.tolist()):
+            key = steps[p] + ((k // 2, bool(k % 2)),)
+            if key not in step_id:
+                step_id[key] = len(steps)
+                steps.append(key)
+            pair_ids[i] = step_id[key]
+        new_path = pair_ids[pair_of.reshape(-1)]
+        new_node, new_prev = dst[inc], at[state]
+        keys, first, inverse = np.unique(np.stack([new_path, new_node, new_prev], 1), axis=0, return_index=True, return_inverse=True)
+        counts = np.zeros(len(keys), dtype=np.int64)
+        np.add.at(counts, inverse.reshape(-1), count[-1][state])
+        path.append(keys[:, 0])
+        node.append(keys[:, 1])
+        prev.append(keys[:, 2])
+        count.append(counts)
+        parent.append(state[first])
+        edge.append(eid[inc[first]])
+    return Walks(np.asarray(roots, dtype=np.int64), path[1:], node[1:], prev[1:], count[1:], parent[1:], edge[1:], steps)
+
+
+def path_text(steps: tuple[tuple[int, bool], ...], rel_texts: Sequence[str]) -> str:
+    """The text a relation path is scored by: its relation texts in walking order."""
+    return " ".join(rel_texts[r] for r, _ in steps)
+
+
+def select_paths(
+    c: Candidates,
+    node_sim: np.ndarray,
+    q: np.ndarray,
+    scorer: PathScorer,
+    hops: int,
+    roots: np.ndarray,
+    max_paths: int = 8,
+    budget: int = 30,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Chosen (node indices sorted ascending, edge indices) of the candidate graph (see module doc).
+
+    ``node_sim`` ``[N]`` breaks ties between ends equally supported; ``budget`` caps the nodes.
+    """
+    roots = np.unique(np.asarray(roots, dtype=np.int64))
+    if c.num_nodes == 0 or len(roots) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    w = walks(c, roots, hops)
+    chosen_nodes = dict.fromkeys(roots[: max(budget, 1)].tolist())
+    chosen_edges: dict[int, None] = {}
+    if w.path:
+        # Each relation path: its layer, and its end nodes with the walks reaching them.
+        layer_of = {}
+        for L, p in enumerate(w.path):
+            for pid in np.unique(p).tolist():
+                layer_of[pid] = L
+        pids = sorted(layer_of)
+        texts = [path_text(w.steps[p], c.rel_texts) for p in pids]
+        sims = scorer.scores(texts, q)
+        ranked = sorted(range(len(pids)), key=lambda i: (-float(sims[i]), len(w.steps[pids[i]]), pids[i]))[:max_paths]
+        queues = []
+        for i in ranked:
+            pid, L = pids[i], layer_of[pids[i]]
+            rows = np.flatnonzero(w.path[L] == pid)
+            ends, inverse = np.unique(w.node[L][rows], return_inverse=True)
+            support = np.zeros(len(ends), dtype=np.int64)
+            np.add.at(support, inverse.reshape(-1), w.count[L][rows])
+            best_row = {}
+            for r, end in zip(rows.tolist(), w.node[L][rows].tolist()):
+                best_row.setdefault(end, r)
+            order = sorted(range(len(ends)), key=lambda j: (-int(support[j]), -float(node_sim[ends[j]]), int(ends[j])))
+            queues.append([(L, best_row[int(ends[j])]) for j in order])
+        position = [0] * len(queues)
+        while len(chosen_nodes) < budget and any(position[k] < len(qq) for k, qq in enumerate(queues)):
+            for k, qq in enumerate(queues):
+                if position[k] >= len(qq) or len(chosen_nodes) >= budget:
+                    continue
+                L, row = qq[position[k]]
+                position[k] += 1
+                walk_nodes, walk_edges = [], []
+                while L >= 0:
+                    walk_nodes.append(int(w.node[L][row]))
+                    walk_edges.append(int(w.edge[L][row]))
+                    row, L = int(w.parent[L][row]), L - 1
+                new = [v for v in dict.fromkeys(walk_nodes) if v not in chosen_nodes]
+                if len(chosen_nodes) + len(new) > budget:
+                    continue
+                chosen_nodes.update(dict.fromkeys(new))
+                chosen_edges.update(dict.fromkeys(reversed(walk_edges)))
+    nodes = np.array(sorted(chosen_nodes), dtype=np.int64)
+    inside = np.zeros(c.num_nodes, dtype=bool)
+    inside[nodes] = True
+    induced = np.flatnonzero(inside[c.edge_index[0]] & inside[c.edge_index[1]])
+    edges = list(chosen_edges) + [int(x) for x in induced if int(x) not in chosen_edges]
+    return nodes, np.array(edges, dtype=np.int64)

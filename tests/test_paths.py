@@ -1,0 +1,119 @@
+"""The ``paths`` selection on a hand-built movie graph, with path texts embedded by a fixed table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gr_neo4j.retrieval.candidates import Candidates
+from gr_neo4j.retrieval.modes import score, select
+from gr_neo4j.retrieval.paths import PathScorer, select_paths, walks
+from gr_neo4j.retrieval.retriever import RetrievalParams
+
+DIM = 16
+NODES = ["A", "F1", "F2", "F3", "D", "Y1997", "Y2001", "G"]  # A: an actor, the topic entity
+RELS = ["starred actors", "directed by", "release year", "has genre"]
+EDGES = [  # (head, relation, tail), edge ids 0..8
+    ("F1", 0, "A"), ("F2", 0, "A"),
+    ("F1", 1, "D"), ("F2", 1, "D"), ("F3", 1, "D"),
+    ("F1", 2, "Y1997"), ("F2", 2, "Y2001"), ("F3", 2, "Y1997"),
+    ("F1", 3, "G"),
+]
+NODE_SIM = [0.5, 0.0, 0.05, 0.0, 0.0, 0.2, 0.3, 0.0]
+Q = np.eye(DIM, dtype=np.float32)[0]
+
+
+def unit(cos: float, k: int) -> np.ndarray:
+    """A unit vector whose cosine with Q is ``cos`` (the rest on axis ``k``)."""
+    v = np.zeros(DIM, dtype=np.float32)
+    v[0], v[k] = cos, np.sqrt(1 - cos**2)
+    return v
+
+
+def scorer(table: dict[str, float]) -> PathScorer:
+    keys = sorted(table)
+    return PathScorer(lambda texts: np.stack([unit(table.get(t, 0.0), 1 + keys.index(t) if t in table else DIM - 1) for t in texts]))
+
+
+def candidates(topic=("A",)) -> Candidates:
+    index = {k: i for i, k in enumerate(NODES)}
+    rel_attr = np.stack([unit(0.1 * (i + 1), 10 + i) for i in range(len(RELS))])
+    return Candidates(
+        kind="knowledge-graph", embedder=None, dimension=DIM,
+        node_ids=[f"n{i}" for i in range(len(NODES))], node_keys=NODES, node_texts=NODES,
+        node_sim=np.array(NODE_SIM, dtype=np.float32), x=None,
+        edge_ids=[f"e{i}" for i in range(len(EDGES))],
+        edge_index=np.array([[index[h] for h, _, _ in EDGES], [index[t] for _, _, t in EDGES]], dtype=np.int64),
+        edge_rel=np.array([r for _, r, _ in EDGES], dtype=np.int64), rel_texts=RELS, rel_attr=rel_attr,
+        topic=np.array([index[t] for t in topic], dtype=np.int64),
+    )
+
+
+TABLE = {
+    "starred actors directed by": 0.9,
+    "starred actors release year": 0.5,
+    "starred actors": 0.4,
+    "starred actors has genre": 0.1,
+    "starred actors directed by directed by": 0.95,
+}
+
+
+def test_walks_count_every_walk_never_back_to_the_root_nor_straight_back():
+    w = walks(candidates(), np.array([0]), 3)
+    texts = {pid: " ".join(RELS[r] for r, _ in w.steps[pid]) for pid in range(1, len(w.steps))}
+    ends = {}
+    for L in range(3):
+        for p, n, k in zip(w.path[L], w.node[L], w.count[L]):
+            ends.setdefault(texts[int(p)], {}).setdefault(NODES[n], 0)
+            ends[texts[int(p)]][NODES[n]] += int(k)
+    assert ends["starred actors"] == {"F1": 1, "F2": 1}
+    assert ends["starred actors directed by"] == {"D": 2}
+    assert ends["starred actors release year"] == {"Y1997": 1, "Y2001": 1}
+    # From D onwards: never back to the film just left; F3 is reached by two walks (via F1, via F2).
+    assert ends["starred actors directed by directed by"] == {"F1": 1, "F2": 1, "F3": 2}
+    # Back from a year to another film; never back to the root A.
+    assert ends["starred actors release year release year"] == {"F3": 1}
+    assert all("A" not in e for e in ends.values())
+    assert [RELS[r] + (" (reversed)" if rev else "") for r, rev in w.steps[1]] == ["starred actors (reversed)"]
+
+
+def test_the_best_path_alone_gives_its_end_and_the_walk_to_it():
+    nodes, edges = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=2, roots=np.array([0]), max_paths=1)
+    assert [NODES[n] for n in nodes] == ["A", "F1", "D"]
+    assert edges.tolist() == [0, 2]
+
+
+def test_paths_share_the_budget_round_robin_and_ties_go_to_the_more_similar_end():
+    # Round 1: D (via F1) for the best path -> 3 nodes; then release years: Y1997 and Y2001 both have
+    # one walk, Y2001 is more similar to the question -> A-F2-Y2001, 5 nodes = the budget.
+    # Edges: the two walks (root outwards), then the candidate edges between chosen nodes (F2-D).
+    nodes, edges = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=2, roots=np.array([0]), max_paths=3, budget=5)
+    assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D", "Y2001"]
+    assert edges.tolist() == [0, 2, 1, 6, 3]
+
+
+def test_ends_reached_by_more_walks_come_first():
+    # hops 3: the best path ends at F3 (two walks), F1 and F2 (one each; F2 more similar).
+    nodes, edges = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=3, roots=np.array([0]), max_paths=1, budget=5)
+    assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "F3", "D"]
+    assert edges.tolist() == [0, 2, 4, 3, 1]
+
+
+def test_paths_mode_roots_at_the_most_similar_nodes_without_topic_and_respects_the_budget():
+    c = candidates(topic=())
+    params = RetrievalParams(mode="paths", hops=1, topk=1, node_budget=3).resolved("metaqa", "knowledge-graph")
+    s = score(c, Q)
+    # No topic: the root is the most similar node, A (0.5); hop-1 paths from A: "starred actors",
+    # whose ends F1 and F2 have one walk each: F2 (more similar) first.
+    nodes, edges = select("paths", c, s, params, scorer(TABLE))
+    assert [NODES[n] for n in nodes] == ["A", "F1", "F2"] and edges.tolist() == [1, 0]
+    with pytest.raises(ValueError, match="PathScorer"):
+        select("paths", c, s, params)
+
+
+def test_no_candidates_no_selection():
+    c = candidates()
+    empty = Candidates(**{**c.__dict__, "node_ids": [], "node_keys": [], "node_texts": [], "node_sim": np.zeros(0, np.float32),
+                          "edge_ids": [], "edge_index": np.zeros((2, 0), np.int64), "edge_rel": np.zeros(0, np.int64), "topic": np.zeros(0, np.int64)})
+    nodes, edges = select_paths(empty, np.zeros(0), Q, scorer(TABLE), 2, np.zeros(0, np.int64))
+    assert nodes.tolist() == [] and edges.tolist() == []
