@@ -76,7 +76,7 @@ def main() -> None:
         "train": {"budget_minutes": args.minutes, "epochs_run": result.epochs_run, "stopped": result.stopped,
                   "samples_per_s": round(result.train_samples_per_s, 3), "seconds": round(result.seconds, 1),
                   "best_epoch": result.best_epoch, "best_val_loss": round(result.best_val_loss, 4),
-                  "history": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in h.items() if k != "step_losses"}
+                  "history": [{k: (float(f"{v:.4g}") if isinstance(v, float) else v) for k, v in h.items() if k != "step_losses"}
                               for h in result.history]},
         "g_retriever": {"test_accuracy": round(ours.value, 4), "test_answered": ours.total,
                         "generation_samples_per_s": round(ours.samples_per_s, 3)},

@@ -33,18 +33,18 @@ def split_indices(n: int, seed: int = 42) -> dict[str, np.ndarray]:
 
 def cached_explagraphs(tsv: Path, settings) -> list[SubgraphSample]:
     """ExplaGraphs whole-graph samples of ``tsv``, embedded with the configured embedder (cached)."""
-    from ..embedder import load_embedder
+    from ..embedder import embedder_source, load_embedder
 
     tsv = Path(tsv).expanduser().resolve()
     if not tsv.is_file():
         raise GrNeo4jError(f"{tsv}: no such ExplaGraphs TSV")
-    embedder = load_embedder(settings)
     stat = tsv.stat()
-    key = hashlib.sha1(f"{tsv}|{stat.st_size}|{stat.st_mtime_ns}|{embedder.name}".encode()).hexdigest()[:12]
+    name = embedder_source(settings).name  # the cache key needs the name only: load the model on a miss
+    key = hashlib.sha1(f"{tsv}|{stat.st_size}|{stat.st_mtime_ns}|{name}".encode()).hexdigest()[:12]
     cache = settings.cache_dir / "samples" / f"explagraphs-{key}.pt"
     if cache.is_file():
         return load_samples(cache)
-    samples = explagraphs_samples(tsv, embedder)
+    samples = explagraphs_samples(tsv, load_embedder(settings))
     save_samples(cache, samples)
     return samples
 
