@@ -28,7 +28,7 @@ from .progress import Phases
 from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
 from .report import LoadReport
 from .source import LoaderSpec, get_loader, parse_splits
-from .stats import stats_of
+from .stats import read_quietly, stats_of
 from .writer import write_rows
 
 ON_ERROR = ("fail", "skip")
@@ -203,7 +203,7 @@ def _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases) 
 
 def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> dict:
     """A dataset is embedded by one model: mixing two would make its vectors incomparable."""
-    records = conn.read("load_dataset_get", dataset=ds)
+    records = read_quietly(conn, "load_dataset_get", dataset=ds)  # runs before init_schema on a fresh database
     if not records:
         return {}
     existing = records[0]["dataset"]

@@ -37,9 +37,15 @@ class DatasetStats:
         return sum(self.questions_by_split.values())
 
 
+def read_quietly(conn: Connection, name: str, **params) -> list:
+    """A named read that may run before `db init` (fresh database): "unknown label" notices are noise there."""
+    with conn.driver.session(database=conn.database, notifications_min_severity="OFF") as session:
+        return list(session.run(statement(name), params))
+
+
 def stats_of(conn: Connection) -> list[DatasetStats]:
     out = []
-    for r in conn.read("stats_datasets"):
+    for r in read_quietly(conn, "stats_datasets"):
         d = r["dataset"]
         out.append(
             DatasetStats(
