@@ -3,10 +3,11 @@
 Needs MetaQA loaded into the configured Neo4j (`gr-neo4j load metaqa`). For each hop count, the
 first N questions (uid order) are retrieved twice with the default mode and the same parameters:
 
-* neo4j:     embed the question; one read round trip for the capped k-hop candidates and their
-             embeddings; similarities + PCST in-process (what `gr-neo4j ask` does);
+* neo4j:     embed the question; one read round trip for the capped k-hop candidates (texts, ids,
+             node similarities); selection in-process; a small read for the chosen nodes'
+             embeddings (what `gr-neo4j ask` does);
 * in-memory: the whole KG (entity embeddings, relation texts, CSR adjacency) read once into numpy;
-             the same seeds, expansion rules and caps, similarity and PCST code.
+             the same seeds, expansion rules and caps, similarity and selection code.
 
 Prints one JSON document: p50/p95 per stage, answer recall, subgraph size, the in-memory
 pipeline's load time and memory, the ceiling (share of questions with a gold answer within k hops
@@ -75,7 +76,7 @@ def main() -> None:
     with Retriever(settings) as r:
         info = r.dataset(args.dataset)
         out["embedder"] = r.embedder.name
-        r.retrieve("warm up", info.name, params=RetrievalParams(hops=1))  # load the model, open the session
+        r.warm(info.name)  # load the model, open the session, read the relation vocabulary
         questions = {h: questions_of(r, info.name, hops=h, limit=args.per_hop) for h in hops_list}
         rss_before = rss_mb()
 
@@ -112,9 +113,9 @@ def main() -> None:
                 c = kg.candidates(vec, h, params.limits, q.topic_keys)
                 t2 = time.perf_counter()
                 s = score(c, vec)
-                sel_nodes, sel_edges = select(params.mode, c, s, params.topk, params.topk_e, params.cost_e)
+                sel_nodes, sel_edges = select(params.mode, c, s, params, r.paths)
                 t3 = time.perf_counter()
-                res = build_result(q.text, info.name, None, params, c, s, sel_nodes, sel_edges)
+                res = build_result(q.text, info.name, None, params, c, s, sel_nodes, sel_edges, c.x[sel_nodes])
                 t4 = time.perf_counter()
                 for k, v in zip(t, (t1 - t0, t2 - t1, t3 - t2, t4 - t0)):
                     t[k].append(1000 * v)

@@ -17,9 +17,11 @@ TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a pr
 COST_E = typer.Option(0.5, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
 MODE = typer.Option(None, "--mode", help="paths | reference | triples | whole | kaping [default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise].")
 DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name [default: the only one loaded].")
+MAX_PATHS = typer.Option(12, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
+NODE_BUDGET = typer.Option(30, "--node-budget", help="paths mode: at most this many nodes.")
 
 
-def _params(mode, hops, topk, topk_e, cost_e, max_nodes=None, max_edges=None):
+def _params(mode, hops, topk, topk_e, cost_e, max_paths=12, node_budget=30, max_nodes=None, max_edges=None):
     from ..retrieval import CandidateLimits, RetrievalParams
 
     limits = CandidateLimits()
@@ -27,7 +29,7 @@ def _params(mode, hops, topk, topk_e, cost_e, max_nodes=None, max_edges=None):
         from dataclasses import replace
 
         limits = replace(limits, **{k: v for k, v in {"max_nodes": max_nodes, "max_edges": max_edges}.items() if v is not None})
-    return RetrievalParams(mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, limits=limits)
+    return RetrievalParams(mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, limits=limits)
 
 
 def subgraph_table(result) -> Table:
@@ -56,6 +58,8 @@ def ask(
     topk_e: Optional[int] = TOPK_E,
     cost_e: float = COST_E,
     mode: Optional[str] = MODE,
+    max_paths: int = MAX_PATHS,
+    node_budget: int = NODE_BUDGET,
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     no_record: bool = typer.Option(False, "--no-record", help="Do not record a Retrieval node (read-only users)."),
@@ -67,7 +71,7 @@ def ask(
 
     settings = settings_from()
     out = ask_fn(
-        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e),
+        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget),
         checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer,
     )
     if as_json:
@@ -112,12 +116,14 @@ def retrieve(
     topk_e: Optional[int] = TOPK_E,
     cost_e: float = COST_E,
     mode: Optional[str] = MODE,
+    max_paths: int = MAX_PATHS,
+    node_budget: int = NODE_BUDGET,
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many questions."),
 ) -> None:
     """Retrieve the subgraph of every question of a split and write the training samples."""
     from ..retrieval.batch import retrieve_split
 
-    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e), limit=limit, console=err_console)
+    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget), limit=limit, console=err_console)
     console.print(
         f"Wrote {report.samples} samples to {report.path} in {report.seconds:.1f} s "
         f"(mean {report.mean_nodes:.1f} nodes, {report.mean_edges:.1f} edges; answer in subgraph: {report.answer_recall:.3f})"

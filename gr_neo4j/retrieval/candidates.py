@@ -33,7 +33,7 @@ class CandidateLimits:
     topk_nodes: int = 3
     topk_edges: int = 5
     overfetch: int = 10
-    fanout: int = 100
+    fanout: int = 50
     max_nodes: int = 1000
     max_edges: int = 2000
 

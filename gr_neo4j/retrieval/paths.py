@@ -145,7 +145,7 @@ def select_paths(
     scorer: PathScorer,
     hops: int,
     roots: np.ndarray,
-    max_paths: int = 8,
+    max_paths: int = 12,
     budget: int = 30,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Chosen (node indices sorted ascending, edge indices) of the candidate graph (see module doc).

@@ -63,7 +63,7 @@ class RetrievalParams:
     topk: int = 3
     topk_e: int | None = None
     cost_e: float = 0.5
-    max_paths: int = 8
+    max_paths: int = 12
     node_budget: int = 30
     limits: CandidateLimits = CandidateLimits()
 
