@@ -31,7 +31,7 @@ def test_load_prints_the_table_and_stats_lists_the_dataset(conn, env):
         assert word in result.output
     result = runner.invoke(app, ["stats"], env=env)
     assert result.exit_code == 0, result.output
-    assert "metaqa" in result.output and "knowledge-graph" in result.output and "dev 5" in result.output
+    assert "metaqa" in result.output and "KG" in result.output and "questions dev 5" in result.output
 
 
 def test_skip_prints_how_many_and_why(conn, env):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.table import Table
 
 from ..ingest import DEFAULT_BATCH_SIZE, LOADER_MODULES, LoadReport, dataset_stats, drop_dataset, load_dataset
@@ -68,17 +69,19 @@ def stats() -> None:
     if not found:
         console.print("No dataset loaded yet (gr-neo4j load DATASET).")
         return
-    table = Table()
-    for column in ("dataset", "kind", "status", "nodes", "relationships", "graphs", "questions", "embedder", "loaded at"):
-        table.add_column(column, justify="right" if column in ("nodes", "relationships", "graphs") else "left")
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in ("dataset", "kind", "status", "nodes", "relationships", "graphs", "questions"):
+        table.add_column(column, justify="left" if column in ("dataset", "kind", "status") else "right", no_wrap=column == "dataset")
     for s in found:
-        splits = ", ".join(f"{k} {v:,}" for k, v in s.questions_by_split.items()) or "0"
-        embedded = "" if s.entities_embedded == s.entities and s.relationships_embedded == s.relationships else " (not all embedded)"
-        table.add_row(
-            s.name, s.kind or "", (s.status or "") + embedded, f"{s.entities:,}", f"{s.relationships:,}", f"{s.graphs:,}",
-            splits, f"{s.embedder} ({s.dimension})", (s.loaded_at or "")[:19],
-        )
+        complete = s.entities_embedded == s.entities and s.relationships_embedded == s.relationships
+        status = (s.status or "") + ("" if complete else " (not all embedded)")
+        kind = "KG" if s.kind == "knowledge-graph" else (s.kind or "")
+        table.add_row(s.name, kind, status, f"{s.entities:,}", f"{s.relationships:,}", f"{s.graphs:,}", f"{s.questions:,}")
     console.print(table)
+    for s in found:
+        splits = ", ".join(f"{k} {v:,}" for k, v in s.questions_by_split.items()) or "none"
+        when = (s.loaded_at or "never completed")[:16].replace("T", " ")
+        console.print(f"  {s.name}: questions {splits}; embedder {s.embedder} ({s.dimension}); loaded {when}", highlight=False)
 
 
 @handles_errors

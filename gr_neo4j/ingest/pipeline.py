@@ -116,7 +116,11 @@ def load_into(
     existing = _check_dataset(conn, ds, embedder)
     # Same model as the dataset's: its recorded dimension spares loading the model on a re-load.
     dimension = existing.get("dimension") if existing.get("embedder") == embedder.name else None
-    init_schema(conn, dimension or embedder.dimension)
+    if dimension is None:
+        with phases.phase("load embedding model", total=1, unit="models") as advance:
+            dimension = embedder.dimension
+            advance(1)
+    init_schema(conn, dimension)
 
     collected = Collected(ds)
     with phases.phase("parse", unit="records") as advance:
@@ -137,7 +141,7 @@ def load_into(
 
     vectors, texts_embedded = _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases)
 
-    conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension or embedder.dimension)
+    conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension)
     steps = [
         ("write graphs", "load_graphs", new_graphs, None),
         ("write entities", "load_entities", new_entities, vectors),
