@@ -114,3 +114,11 @@ def test_real_train_file(server, conn):
     assert report.skipped == 0
     by_split = {r["s"]: r["n"] for r in conn.query("MATCH (q:Question {dataset: 'explagraphs'}) RETURN q.split AS s, count(*) AS n")}
     assert by_split == {"train": 1420, "val": 474, "test": 474}
+
+
+def test_paper_split_equals_scikit_learns_train_test_split():
+    sklearn = pytest.importorskip("sklearn.model_selection")
+    for n in (5, 101, 2368, 2766):
+        train, rest = sklearn.train_test_split(np.arange(n), test_size=0.4, random_state=42)
+        val, test = sklearn.train_test_split(rest, test_size=0.5, random_state=42)
+        assert paper_split(n) == {"train": train.tolist(), "val": val.tolist(), "test": test.tolist()}
