@@ -8,7 +8,9 @@ the server home (store, logs, password) is a fresh temporary directory every ses
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,13 +49,20 @@ def make_settings(home: Path, **extra) -> Settings:
     )
 
 
+def server_home(name: str) -> Path:
+    """A fresh server home outside pytest's basetemp: pytest keeps only its last three basetemps, so a
+    parallel pytest run would otherwise delete the store of a server that is still running."""
+    return Path(tempfile.mkdtemp(prefix=f"gr-neo4j-{name}-"))
+
+
 @pytest.fixture(scope="session")
-def server(tmp_path_factory) -> Settings:
-    """A running managed Neo4j for the whole session; stopped at the end."""
-    settings = make_settings(tmp_path_factory.mktemp("neo4j-home"))
+def server() -> Settings:
+    """A running managed Neo4j for the whole session; stopped and removed at the end."""
+    settings = make_settings(server_home("session"))
     process.start(settings)
     yield settings
     process.stop(settings)
+    shutil.rmtree(settings.home, ignore_errors=True)
 
 
 @pytest.fixture()

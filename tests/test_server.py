@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
 import time
@@ -17,14 +18,15 @@ from gr_neo4j.server import process
 from gr_neo4j.server.install import install
 from gr_neo4j.server.java import find_java
 
-from conftest import free_port, make_settings
+from conftest import free_port, make_settings, server_home
 
 
 @pytest.fixture(scope="module")
-def lifecycle_settings(tmp_path_factory):
-    settings = make_settings(tmp_path_factory.mktemp("lifecycle-home"))
+def lifecycle_settings():
+    settings = make_settings(server_home("lifecycle"))
     yield settings
     process.stop(settings)
+    shutil.rmtree(settings.home, ignore_errors=True)
 
 
 def test_second_install_is_a_no_op(lifecycle_settings):
