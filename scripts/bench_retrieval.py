@@ -76,7 +76,7 @@ def main() -> None:
     with Retriever(settings) as r:
         info = r.dataset(args.dataset)
         out["embedder"] = r.embedder.name
-        r.warm(info.name)  # load the model, open the session, read the relation vocabulary
+        r.warm(info.name, max(hops_list))  # the model, the session, the relation vocabulary, the path texts
         questions = {h: questions_of(r, info.name, hops=h, limit=args.per_hop) for h in hops_list}
         rss_before = rss_mb()
 

@@ -69,6 +69,7 @@ def test_ask_json_records_a_retrieval_whose_query_shows_exactly_the_subgraph(loa
     assert {"Titanic", "James Cameron"} <= keys
     assert any(n["topic"] for n in result["nodes"] if n["key"] == "Titanic")
     assert result["desc"].startswith("node_id,node_attr\n")
+    assert result["mode"] == "paths"  # the default on knowledge graphs
     assert set(result["timings_ms"]) == {"embed_ms", "cypher_ms", "pcst_ms", "total_ms"}
     rid = result["retrieval_id"]
     rows = loaded.query(show_query(rid))
@@ -77,6 +78,17 @@ def test_ask_json_records_a_retrieval_whose_query_shows_exactly_the_subgraph(loa
     assert shown_edges == {e["element_id"] for e in result["edges"]}
     stored = loaded.query("MATCH (r:Retrieval {id: $id}) RETURN r", {"id": rid})[0]["r"]
     assert stored["question"] == "who directed Titanic?" and json.loads(stored["parameters"])["hops"] == 2
+
+
+def test_paths_mode_follows_the_relation_chain_of_the_question(loaded):
+    # Titanic -directed by-> James Cameron <-directed by- Avatar: the two-step path the question names.
+    out = ask("which films share the director of Titanic", "-d", "metaqa", "-e", "Titanic", "--hops", "2",
+              "--max-paths", "1", "--node-budget", "3", "--json", "--no-answer", "--no-record")
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert result["mode"] == "paths" and result["parameters"]["node_budget"] == 3
+    assert {n["key"] for n in result["nodes"]} == {"Titanic", "James Cameron", "Avatar"}
+    assert sorted(e["text"] for e in result["edges"]) == ["directed by", "directed by"]
 
 
 def test_show_prints_the_query_and_the_browser_url(loaded, server):

@@ -7,6 +7,7 @@
 
 from .candidates import CandidateLimits, Candidates
 from .modes import MODES
+from .paths import PathScorer
 from .pcst import PCSTSelection, retrieval_pcst
 from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 from .retriever import RetrievalError, RetrievalParams, Retriever, retrieve
@@ -16,6 +17,7 @@ __all__ = [
     "Candidates",
     "MODES",
     "PCSTSelection",
+    "PathScorer",
     "RetrievalError",
     "RetrievalParams",
     "RetrievalResult",

@@ -51,7 +51,7 @@ def evaluate_retrieval(
         if info.kind != "knowledge-graph":
             raise RetrievalError(f"eval-retrieval needs a knowledge-graph dataset; '{dataset}' is {info.kind}")
         tokenizer = r.embedder.model.tokenizer
-        r.warm(info.name)
+        r.warm(info.name, max(hops, default=0))
         report = {"dataset": info.name, "embedder": r.embedder.name, "limit": limit, "split": split, "hops": {}}
         for h in hops:
             qs = questions_of(r, info.name, split, hops=h, limit=limit)
