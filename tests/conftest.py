@@ -58,7 +58,8 @@ def server_home(name: str) -> Path:
 @pytest.fixture(scope="session")
 def server() -> Settings:
     """A running managed Neo4j for the whole session; stopped and removed at the end."""
-    settings = make_settings(server_home("session"))
+    # 2 GB heap: the session loads the whole MetaQA KB (129k relationships with vectors).
+    settings = make_settings(server_home("session")).with_(heap="2g")
     process.start(settings)
     yield settings
     process.stop(settings)
@@ -69,5 +70,8 @@ def server() -> Settings:
 def conn(server):
     """A connection to an empty database (everything is deleted before each test)."""
     with connect(server) as c:
-        c.run_autocommit("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
+        # Relationships first: DETACH DELETE of hub nodes (MetaQA genres, years) in one batch would
+        # exceed the transaction memory pool.
+        c.run_autocommit("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 20000 ROWS")
+        c.run_autocommit("MATCH (n) CALL (n) { DELETE n } IN TRANSACTIONS OF 20000 ROWS")
         yield c
