@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -27,6 +29,8 @@ def test_help_renders(path):
     result = runner.invoke(app, [*path, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output
+    # rich swallows "[...]" in help texts as markup and leaves "word ." behind
+    assert not re.search(r"\w \.(\s|│)", result.output), result.output
 
 
 def test_version():

@@ -13,10 +13,10 @@ from .common import console, err_console, handles_errors, settings_from
 
 HOPS = typer.Option(2, "--hops", help="Expansion depth around the seeds on knowledge graphs (0-3).")
 TOPK = typer.Option(3, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
-TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize [default 5; 3 on scene graphs].")
+TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
 COST_E = typer.Option(0.5, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
-MODE = typer.Option(None, "--mode", help="paths | reference | triples | whole | kaping [default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise].")
-DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name [default: the only one loaded].")
+MODE = typer.Option(None, "--mode", help="paths | reference | triples | whole | kaping (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).")
+DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name (default: the only one loaded).")
 MAX_PATHS = typer.Option(12, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
 NODE_BUDGET = typer.Option(30, "--node-budget", help="paths mode: at most this many nodes.")
 
@@ -134,7 +134,7 @@ def eval_retrieval(
     dataset: str = typer.Option("metaqa", "--dataset", "-d", help="A knowledge-graph dataset with hop-tagged questions."),
     hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to evaluate (expansion depth = hop count)."),
     limit: Optional[int] = typer.Option(300, "--limit", help="Questions per hop count."),
-    split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split [default: all]."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
     topk: int = TOPK,
     topk_e: Optional[int] = TOPK_E,
     cost_e: float = COST_E,

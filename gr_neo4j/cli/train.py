@@ -29,7 +29,7 @@ def train(
     gnn: str = typer.Option("gt", "--gnn", help="gt (graph transformer) | gat | gcn | none (LLM only, needs --lora)."),
     graph_tokens: int = typer.Option(1, "--graph-tokens", help="Graph tokens given to the LLM."),
     max_txt_len: int = typer.Option(512, "--max-txt-len", help="Tokens of the textualised graph kept in the prompt."),
-    llm: Optional[str] = typer.Option(None, "--llm", help="Hugging Face id or path [default: the configured LLM]."),
+    llm: Optional[str] = typer.Option(None, "--llm", help="Hugging Face id or path (default: the configured LLM)."),
     patience: int = typer.Option(2, "--patience", help="Epochs without a better validation loss before stopping."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most this many samples per split (quick runs)."),
     max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Wall-clock budget for the training."),
