@@ -22,6 +22,7 @@ import torch
 from torch_geometric.data import Data
 
 from .errors import GrNeo4jError
+from .loaders.explagraphs import parse_graph  # the loader's parser: one textualization for Neo4j and training
 
 FORMAT = "gr-neo4j-samples/1"
 
@@ -87,33 +88,13 @@ def load_samples(path: str | Path) -> list[SubgraphSample]:
 
 @dataclass(frozen=True)
 class ExplaGraphsRow:
+    row: int  # 0-based data row: the `graph` id the loader gives this sample in Neo4j
     line: int
     arg1: str
     arg2: str
     label: str
     node_texts: list[str]
     edges: list[tuple[int, str, int]]
-
-
-def parse_explagraphs_graph(graph: str) -> tuple[list[str], list[tuple[int, str, int]]]:
-    """``(a; rel; b)(b; rel2; c)`` -> node texts (lowercased, first-seen order) and (src, rel, dst) edges.
-
-    The same node ids and texts as G-Retriever's ExplaGraphs preprocessing.
-    """
-    graph = graph.strip()
-    if not (graph.startswith("(") and graph.endswith(")")):
-        raise ValueError("the graph must look like (head; relation; tail)(...)")
-    index: dict[str, int] = {}
-    edges: list[tuple[int, str, int]] = []
-    for triple in graph[1:-1].split(")("):
-        parts = triple.split(";")
-        if len(parts) != 3:
-            raise ValueError(f"triple '({triple})' does not have three ';'-separated parts")
-        src, rel, dst = (p.strip().lower() for p in parts)
-        for node in (src, dst):
-            index.setdefault(node, len(index))
-        edges.append((index[src], rel, index[dst]))
-    return list(index), edges
 
 
 def read_explagraphs(path: str | Path) -> list[ExplaGraphsRow]:
@@ -136,10 +117,10 @@ def read_explagraphs(path: str | Path) -> list[ExplaGraphsRow]:
             if label not in ("support", "counter"):
                 raise GrNeo4jError(f"{path}:{lineno}: stance must be 'support' or 'counter', got {label!r}")
             try:
-                nodes, edges = parse_explagraphs_graph(graph)
+                nodes, edges = parse_graph(graph)
             except ValueError as exc:
                 raise GrNeo4jError(f"{path}:{lineno}: {exc}") from None
-            rows.append(ExplaGraphsRow(lineno, arg1.strip(), arg2.strip(), label, nodes, edges))
+            rows.append(ExplaGraphsRow(len(rows), lineno, arg1.strip(), arg2.strip(), label, nodes, edges))
     if not rows:
         raise GrNeo4jError(f"{path}: no rows")
     return rows
@@ -152,7 +133,7 @@ def explagraphs_question(arg1: str, arg2: str) -> str:
 def explagraphs_samples(path: str | Path, embedder, batch_size: int = 256) -> list[SubgraphSample]:
     """Every row of an ExplaGraphs TSV as a whole-graph sample; node and relation texts embedded by
     ``embedder`` (a :class:`gr_neo4j.embedder.Embedder`) in a few large batches. Sample ids are the
-    1-based line numbers, the ``graph`` key of the ExplaGraphs data in Neo4j."""
+    0-based data rows, the ``graph`` key of the ExplaGraphs data in Neo4j."""
     from .textualize import textualize, to_data
 
     rows = read_explagraphs(path)
@@ -167,7 +148,7 @@ def explagraphs_samples(path: str | Path, embedder, batch_size: int = 256) -> li
         edge_attr = torch.stack([rel_vec[rel] for _, rel, _ in r.edges])
         samples.append(
             SubgraphSample(
-                id=str(r.line),
+                id=str(r.row),
                 question=explagraphs_question(r.arg1, r.arg2),
                 label=r.label,
                 desc=textualize(r.node_texts, r.edges),

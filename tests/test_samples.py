@@ -7,14 +7,15 @@ import torch
 
 from conftest import SHARED_DATASETS
 from gr_neo4j.errors import GrNeo4jError
-from gr_neo4j.samples import explagraphs_samples, load_samples, parse_explagraphs_graph, read_explagraphs, save_samples
+from gr_neo4j.loaders.explagraphs import parse_graph
+from gr_neo4j.samples import explagraphs_samples, load_samples, read_explagraphs, save_samples
 from gr_neo4j.textualize import textualize
 
 TSV = SHARED_DATASETS / "explagraphs" / "train.tsv"
 
 
 def test_graph_string_becomes_lowercased_nodes_in_first_seen_order_and_edges():
-    nodes, edges = parse_explagraphs_graph("(Cannabis; synonym of; marijuana)(legal; causes; more available)(marijuana; capable of; good thing)")
+    nodes, edges = parse_graph("(Cannabis; synonym of; marijuana)(legal; causes; more available)(marijuana; capable of; good thing)")
     assert nodes == ["cannabis", "marijuana", "legal", "more available", "good thing"]
     assert edges == [(0, "synonym of", 1), (2, "causes", 3), (1, "capable of", 4)]
 
@@ -31,7 +32,7 @@ def test_the_real_explagraphs_file_parses_completely():
 @pytest.mark.parametrize("line, problem", [
     ("a\tb\tsupport\n", "expected 4 tab-separated fields"),
     ("a\tb\tmaybe\t(x; y; z)\n", "stance must be"),
-    ("a\tb\tsupport\t(x; y)\n", "three ';'-separated parts"),
+    ("a\tb\tsupport\t(x; y)\n", "2 ';'-separated parts, expected 3"),
 ])
 def test_bad_rows_name_the_file_and_line(tmp_path, line, problem):
     path = tmp_path / "bad.tsv"
@@ -54,7 +55,7 @@ def test_explagraphs_samples_keep_the_whole_graph(tmp_path):
     path.write_text("b1\ta1\tsupport\t(x; causes; y)(y; is a; z)\nb2\ta2\tcounter\t(p; desires; q)\n")
     samples = explagraphs_samples(path, FakeDims())
     s = samples[0]
-    assert (s.id, s.label, s.dataset) == ("1", "support", "explagraphs")
+    assert (s.id, s.label, s.dataset) == ("0", "support", "explagraphs")
     assert s.question == "Argument 1: b1\nArgument 2: a1"
     assert s.desc == textualize(["x", "y", "z"], [(0, "causes", 1), (1, "is a", 2)])
     assert s.data.x.shape == (3, 8) and s.data.edge_index.tolist() == [[0, 1], [1, 2]]

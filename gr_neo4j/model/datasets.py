@@ -21,14 +21,13 @@ SPLITS = ("train", "val", "test")
 
 
 def split_indices(n: int, seed: int = 42) -> dict[str, np.ndarray]:
-    """G-Retriever's split: 60% train, then the remaining 40% halved into val and test."""
-    from sklearn.model_selection import train_test_split
+    """G-Retriever's split: 60% train, then the remaining 40% halved into val and test (the loader's
+    `paper_split`, so training and the Question splits in Neo4j agree)."""
+    from ..ingest.split import paper_split
 
     if n < 5:
         raise GrNeo4jError(f"{n} samples are too few to split 60/20/20")
-    train, rest = train_test_split(np.arange(n), test_size=0.4, random_state=seed)
-    val, test = train_test_split(rest, test_size=0.5, random_state=seed)
-    return {"train": train, "val": val, "test": test}
+    return {name: np.asarray(rows) for name, rows in paper_split(n, seed).items()}
 
 
 def cached_explagraphs(tsv: Path, settings) -> list[SubgraphSample]:
@@ -40,7 +39,8 @@ def cached_explagraphs(tsv: Path, settings) -> list[SubgraphSample]:
         raise GrNeo4jError(f"{tsv}: no such ExplaGraphs TSV")
     stat = tsv.stat()
     name = embedder_source(settings).name  # the cache key needs the name only: load the model on a miss
-    key = hashlib.sha1(f"{tsv}|{stat.st_size}|{stat.st_mtime_ns}|{name}".encode()).hexdigest()[:12]
+    # "v2": sample ids are 0-based rows (the loader's graph ids); older caches used line numbers
+    key = hashlib.sha1(f"v2|{tsv}|{stat.st_size}|{stat.st_mtime_ns}|{name}".encode()).hexdigest()[:12]
     cache = settings.cache_dir / "samples" / f"explagraphs-{key}.pt"
     if cache.is_file():
         return load_samples(cache)
