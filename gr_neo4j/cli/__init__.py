@@ -6,7 +6,12 @@ formats its result. Errors of the library (GrNeo4jError) end as one red line and
 
 from __future__ import annotations
 
+import warnings
+
 import typer
+
+# Deprecation notices of torch internals (torch.jit in PyG) are for library authors, not CLI users.
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch(\.|$)")
 
 from . import data, db, models, retrieval, train
 
