@@ -120,6 +120,9 @@ def open_driver(target: Target, wait_s: float = 8.0) -> tuple[neo4j.Driver, str]
             connection_timeout=3.0,
             connection_acquisition_timeout=max(wait_s, 5.0),
             max_transaction_retry_time=15.0,
+            # Server notifications (e.g. "relationship type ON_GRAPH does not exist" on a database
+            # without per-sample datasets) are about query texts we ship, not about the user's data.
+            notifications_min_severity="OFF",
         )
     except (ConfigurationError, ValueError) as exc:
         raise ConnectionFailed(f"invalid Neo4j URI {target.uri!r}: {exc}") from None

@@ -107,7 +107,7 @@ def row_fragment(where: str, row: int, line: str, split: str) -> Fragment | BadR
     return Fragment(
         where,
         nodes=[Node(graph, str(i), text, i) for i, text in enumerate(texts)],
-        edges=[Edge(graph, str(s), rel, str(d), rel) for s, rel, d in edges],
+        edges=[Edge(graph, str(s), rel, str(d), rel, j) for j, (s, rel, d) in enumerate(edges)],
         graph=GraphRecord(graph, {"arg1": arg1, "arg2": arg2, "label": label}),
         questions=[
             QuestionRecord(graph, split, f"Argument 1: {arg1}\nArgument 2: {arg2}", [label], graph=graph, on_graph=True)

@@ -69,7 +69,7 @@ def graph_fragment(where: str, image_id: str, scene: Any) -> Fragment | BadRecor
                 return BadRecord(where, f"relation to a missing object: {object_id} -[{name}]-> {target} (no such object in this image)")
             if not rel.get("name"):
                 return BadRecord(where, f"relation of object {object_id} has no name")
-            edges.append(Edge(image_id, str(i), rel["name"], str(index[target]), rel["name"]))
+            edges.append(Edge(image_id, str(i), rel["name"], str(index[target]), rel["name"], len(edges)))
     props = {"image_id": image_id, **{k: scene[k] for k in ("width", "height", "location", "weather") if isinstance(scene.get(k), (int, float, str))}}
     return Fragment(where, nodes=nodes, edges=edges, graph=GraphRecord(image_id, props))
 

@@ -67,6 +67,11 @@ def test_fixture_counts_texts_links_and_embeddings(server, conn):
     )
     assert [(r["h"], r["text"], r["t"]) for r in rels] == [(0, "is a", 1), (1, "has property", 2)]
     assert rels[0]["uid"] == "explagraphs|2|0|is a|1"
+    # edges keep their source order (G-Retriever textualizes them in it), which is not head order
+    ordered = conn.query(
+        "MATCH (h:Entity {dataset: 'explagraphs', graph: '0'})-[r:REL]->(t) RETURN h.idx AS h, r.text AS text, t.idx AS t ORDER BY r.idx"
+    )
+    assert [(r["h"], r["text"], r["t"]) for r in ordered] == [(0, "synonym of", 1), (2, "causes", 3), (1, "capable of", 4), (4, "desires", 2)]
     q = conn.query(
         "MATCH (q:Question {uid: 'explagraphs|1'})-[:ON_GRAPH]->(g:Graph) RETURN q.text AS text, q.answers AS answers, q.split AS split, g.label AS label, g.uid AS g"
     )[0]

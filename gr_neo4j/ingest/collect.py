@@ -59,6 +59,7 @@ class Collected:
                     "head": entity_uid(ds, edge.graph, edge.head),
                     "tail": entity_uid(ds, edge.graph, edge.tail),
                     "text": edge.text,
+                    "idx": edge.idx,
                 }
         if item.graph is not None:
             self._add_graph(item.graph)

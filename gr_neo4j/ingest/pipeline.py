@@ -31,6 +31,8 @@ from .source import LoaderSpec, get_loader, parse_splits
 from .stats import read_quietly, stats_of
 from .writer import write_rows
 
+ENTITY_WRITERS = 2
+
 ON_ERROR = ("fail", "skip")
 DEFAULT_BATCH_SIZE = 5000
 EMBED_BATCH_SIZE = 256
@@ -142,19 +144,22 @@ def load_into(
     vectors, texts_embedded = _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases)
 
     conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension)
+    # Entity batches never touch the same node (distinct uids), so two run at once: sending and
+    # storing their vectors is the slowest write. Relationships and questions link shared (hub) nodes
+    # and stay sequential to avoid lock waits and deadlocks.
     steps = [
-        ("write graphs", "load_graphs", new_graphs, None),
-        ("write entities", "load_entities", new_entities, vectors),
-        ("write relationships", "load_rels", new_rels, vectors),
-        ("write questions", "load_questions", new_questions, None),
+        ("write graphs", "load_graphs", new_graphs, None, 1),
+        ("write entities", "load_entities", new_entities, vectors, ENTITY_WRITERS),
+        ("write relationships", "load_rels", new_rels, vectors, 1),
+        ("write questions", "load_questions", new_questions, None, 1),
     ]
     written = {}
-    for label, statement_name, rows, vecs in steps:
+    for label, statement_name, rows, vecs, workers in steps:
         if not rows:
             written[statement_name] = 0
             continue
         with phases.phase(label, total=len(rows)) as advance:
-            written[statement_name] = write_rows(conn, statement_name, rows, ds, batch_size, vecs, advance)
+            written[statement_name] = write_rows(conn, statement_name, rows, ds, batch_size, vecs, advance, workers)
     conn.write("load_dataset_finish", dataset=ds, source=str(source))
 
     totals = next((s for s in stats_of(conn) if s.name == ds), None)

@@ -44,13 +44,15 @@ class Node:
 
 @dataclass(frozen=True)
 class Edge:
-    """head -> tail; `relation` goes into the uid, `text` is what is embedded and shown."""
+    """head -> tail; `relation` goes into the uid, `text` is what is embedded and shown; `idx` is its
+    position in a per-sample graph (None in a KG), so edges textualize in source order."""
 
     graph: str
     head: str
     relation: str
     tail: str
     text: str
+    idx: int | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ at most 9 vectors instead of 5,000, and `db.create.set*VectorProperty` stores th
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence
 
 import numpy as np
@@ -30,28 +31,36 @@ def write_rows(
     batch_size: int,
     vectors: TextVectors | None = None,
     advance: Callable[[int], None] | None = None,
+    workers: int = 1,
 ) -> int:
-    """Write `rows` with the named statement in batches; returns how many rows were written."""
+    """Write `rows` with the named statement in batches; returns how many rows were written.
+
+    `workers` > 1 runs that many batches at once, each in its own transaction: only for rows that
+    never lock the same node (entities with distinct uids), since concurrent relationship batches
+    share hub nodes and would deadlock.
+    """
     cypher = statement(name)
-    written = 0
-    for start in range(0, len(rows), batch_size):
+
+    def write_batch(start: int) -> int:
         batch = list(rows[start : start + batch_size])
         params = {"dataset": dataset, "rows": batch}
         if vectors is not None:
             params["rows"], params["vectors"] = _with_vectors(batch, vectors)
-
-        def work(tx, params=params):
-            return tx.run(cypher, params).single()["written"]
-
-        count = conn.write_tx(work)
+        count = conn.write_tx(lambda tx: tx.run(cypher, params).single()["written"])
         if count != len(batch):
             raise WriteMismatch(
                 f"statement {name} wrote {count} of {len(batch)} rows (first uid {batch[0].get('uid')!r}); "
                 "the batch was rolled back"
             )
-        written += count
-        if advance:
-            advance(len(batch))
+        return count
+
+    starts = range(0, len(rows), batch_size)
+    written = 0
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for count in pool.map(write_batch, starts):  # in order; the first failure is raised here
+            written += count
+            if advance:
+                advance(count)
     return written
 
 
