@@ -26,7 +26,7 @@ def load(
     path: Path = typer.Option(None, "--path", help="File or directory in the dataset's format (default: the shared datasets dir, env GR_NEO4J_DATASETS; WebQSP: the Hugging Face hub when online)."),
     split: str = typer.Option(None, "--split", help="Comma-separated splits to load (explagraphs/scene_graphs: train,val,test = G-Retriever's 60/20/20 split, seed 42; metaqa: train,dev,test; webqsp: train,validation,test)."),
     limit: int = typer.Option(None, "--limit", help="At most N samples per source file (questions, or rows/graphs; the MetaQA KB is always loaded whole)."),
-    batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", help="Rows per write transaction."),
+    batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", help="Rows per write transaction (entity batches, which carry one vector each, are capped at 1,000)."),
     on_error: str = typer.Option("fail", "--on-error", help="fail: write nothing if any record is malformed; skip: write the rest and report the skipped ones."),
 ) -> None:
     """Load a dataset into Neo4j with text embeddings (idempotent and resumable: run it again to finish or refresh)."""

@@ -31,7 +31,8 @@ from .source import LoaderSpec, get_loader, parse_splits
 from .stats import read_quietly, stats_of
 from .writer import write_rows
 
-ENTITY_WRITERS = 2
+ENTITY_BATCH = 1000
+ENTITY_WRITERS = 4
 
 ON_ERROR = ("fail", "skip")
 DEFAULT_BATCH_SIZE = 5000
@@ -144,22 +145,24 @@ def load_into(
     vectors, texts_embedded = _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases)
 
     conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension)
-    # Entity batches never touch the same node (distinct uids), so two run at once: sending and
-    # storing their vectors is the slowest write. Relationships and questions link shared (hub) nodes
-    # and stay sequential to avoid lock waits and deadlocks.
+    # Entities carry one distinct vector each, and inserting them into the HNSW vector index is the
+    # slowest write: it costs less per row in transactions of ~1,000 rows, several at once (measured
+    # on 20k vectors: 1,306 rows/s as 2 x 5,000, 2,984 rows/s as 4 x 1,000). Entity batches never
+    # touch the same node (distinct uids), so running them concurrently is safe; relationships and
+    # questions link shared (hub) nodes and stay sequential to avoid lock waits and deadlocks.
     steps = [
-        ("write graphs", "load_graphs", new_graphs, None, 1),
-        ("write entities", "load_entities", new_entities, vectors, ENTITY_WRITERS),
-        ("write relationships", "load_rels", new_rels, vectors, 1),
-        ("write questions", "load_questions", new_questions, None, 1),
+        ("write graphs", "load_graphs", new_graphs, None, batch_size, 1),
+        ("write entities", "load_entities", new_entities, vectors, min(batch_size, ENTITY_BATCH), ENTITY_WRITERS),
+        ("write relationships", "load_rels", new_rels, vectors, batch_size, 1),
+        ("write questions", "load_questions", new_questions, None, batch_size, 1),
     ]
     written = {}
-    for label, statement_name, rows, vecs, workers in steps:
+    for label, statement_name, rows, vecs, size, workers in steps:
         if not rows:
             written[statement_name] = 0
             continue
         with phases.phase(label, total=len(rows)) as advance:
-            written[statement_name] = write_rows(conn, statement_name, rows, ds, batch_size, vecs, advance, workers)
+            written[statement_name] = write_rows(conn, statement_name, rows, ds, size, vecs, advance, workers)
     conn.write("load_dataset_finish", dataset=ds, source=str(source))
 
     totals = next((s for s in stats_of(conn) if s.name == ds), None)
