@@ -63,7 +63,7 @@ def test_errors_are_one_line(conn, env, args, message):
 
 def test_drop_removes_one_dataset_and_nothing_else(server, conn, env):
     load_dataset(server, "metaqa", path=FIXTURES / "metaqa", embedder=tiny_embedder())
-    load_dataset(server, "explagraphs", path=FIXTURES / "explagraphs" / "train.tsv", embedder=tiny_embedder())
+    load_dataset(server, "explagraphs", path=FIXTURES / "explagraphs" / "three_rows.tsv", embedder=tiny_embedder())
     load_dataset(server, "triples", path=FIXTURES / "triples" / "graphs.jsonl", embedder=tiny_embedder())
     explagraphs, triples = counts(conn, "explagraphs"), counts(conn, "triples")
     result = runner.invoke(app, ["drop", "metaqa"], env=env)

@@ -13,7 +13,7 @@ from gr_neo4j.ingest import load_dataset, paper_split
 from gr_neo4j.ingest.split import train_test
 from gr_neo4j.loaders.explagraphs import parse_graph
 
-FIXTURE = FIXTURES / "explagraphs" / "train.tsv"
+FIXTURE = FIXTURES / "explagraphs" / "three_rows.tsv"
 HEADERED = FIXTURES / "explagraphs" / "train_dev_headered.tsv"
 
 
