@@ -3,9 +3,12 @@ learning, generation."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
+from gr_neo4j.model.checkpoint import answer
 from gr_neo4j.model.gretriever import IGNORE_INDEX, GRetrieverModel, ModelConfig
 from test_model_support import EMBED_DIM, tiny_llm, tiny_samples
 
@@ -143,3 +146,15 @@ def test_llm_only_mode_has_no_graph_token_and_nothing_to_train():
     assert model.graph_tokens(tiny_samples(2)) is None
     assert not any(p.requires_grad for p in model.parameters())
     assert len(model.generate(tiny_samples(2), max_new_tokens=3)) == 2
+
+
+def test_zero_shot_ask_uses_the_models_prompt_and_cuts_long_graph_text():
+    from gr_neo4j.retrieval.ask import zero_shot_model
+
+    model = zero_shot_model(tiny_llm(), "tiny", max_new_tokens=3)
+    assert model.encoder is None and model.prompts.max_txt_len == 512
+    sample = tiny_samples(1)[0]
+    long = replace(sample, desc=sample.desc * 400)
+    enc = model.prompts.encode(long.dataset, long.question, long.desc)
+    assert len(enc.after) <= 512 + len(model.prompts.encode(long.dataset, long.question, "").after)
+    assert isinstance(answer(model, [long])[0], str)

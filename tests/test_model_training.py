@@ -101,6 +101,21 @@ def test_resumed_training_equals_uninterrupted_training(tmp_path, samples_file):
     assert all(torch.allclose(wa[k], wb[k]) for k in wa)
 
 
+def test_two_accumulated_half_batches_step_like_one_whole_batch(tmp_path, samples_file):
+    # one GNN layer: no batch norm, whose statistics would differ between half and whole batches
+    one = dict(epochs=1, gnn_layers=1)
+    whole, _ = trained(tmp_path / "whole", samples_file, batch_size=4, **one)
+    halves, _ = trained(tmp_path / "halves", samples_file, batch_size=2, grad_accum=2, **one)
+    state = torch.load(halves.out / "last.pt", weights_only=True)
+    assert state["scheduler"]["last_epoch"] == 3  # 12 training samples: 6 half batches, 3 optimiser steps
+    assert all(s["step"] == 3 for s in state["optimizer"]["state"].values())
+    wa, wb = load_file(str(whole.out / WEIGHTS)), load_file(str(halves.out / WEIGHTS))
+    assert all(torch.allclose(wa[k], wb[k], atol=1e-5) for k in wa)
+    plain, _ = trained(tmp_path / "plain", samples_file, batch_size=2, **one)
+    wc = load_file(str(plain.out / WEIGHTS))
+    assert not all(torch.allclose(wa[k], wc[k], atol=1e-5) for k in wa)  # without accumulation: 6 steps, other weights
+
+
 def test_resume_refuses_another_configuration(tmp_path, samples_file):
     config, _ = trained(tmp_path, samples_file, epochs=1)
     config.gnn = "gat"

@@ -24,6 +24,7 @@ def train(
     out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory (resumed when it holds one)."),
     epochs: int = typer.Option(10, "--epochs"),
     batch_size: int = typer.Option(4, "--batch-size"),
+    grad_accum: int = typer.Option(1, "--grad-accum", help="Batches summed before each optimiser step."),
     lr: float = typer.Option(1e-5, "--lr", help="Peak learning rate of AdamW."),
     lora: bool = typer.Option(False, "--lora/--frozen", help="Tune the LLM with LoRA (r 8) or keep it frozen."),
     gnn: str = typer.Option("gt", "--gnn", help="gt (graph transformer) | gat | gcn | none (LLM only, needs --lora)."),
@@ -42,7 +43,7 @@ def train(
     if gnn not in GNN_TYPES + ("none",):
         raise typer.BadParameter(f"--gnn must be one of {', '.join(GNN_TYPES + ('none',))}")
     config = TrainConfig(dataset=dataset, out=out, retrieved=retrieved, tsv=tsv, llm=llm, epochs=epochs,
-                         batch_size=batch_size, lr=lr, lora=lora, gnn=gnn, graph_tokens=graph_tokens,
+                         batch_size=batch_size, grad_accum=grad_accum, lr=lr, lora=lora, gnn=gnn, graph_tokens=graph_tokens,
                          max_txt_len=max_txt_len, patience=patience, limit=limit, max_minutes=max_minutes, resume=resume)
     result = run(config, settings=settings_from())
     console.print(

@@ -3,6 +3,11 @@ clipping, early stopping on the validation loss, fixed seeds, resumable checkpoi
 
 The defaults are the paper's (lr 1e-5, weight decay 0.05, betas 0.9/0.95, clip 0.1, patience 2,
 batch 4, 10 epochs). Only the trainable weights are saved (see :mod:`.checkpoint`).
+
+``grad_accum`` sums the gradients of that many batches before one optimiser step (an effective
+batch of ``batch_size * grad_accum`` when memory allows only small batches). Its default is 1
+because G-Retriever's ``grad_steps=2`` does not accumulate: its optimiser steps after every batch
+and ``grad_steps`` only spaces the learning-rate updates, which the per-step schedule here covers.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ class TrainConfig:
     llm: str | None = None  # hub id or path; None = the configured LLM (settings)
     epochs: int = 10
     batch_size: int = 4
+    grad_accum: int = 1  # batches whose gradients are summed before one optimiser step
     eval_batch_size: int = 16
     lr: float = 1e-5
     weight_decay: float = 0.05
@@ -134,6 +140,8 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     if splits is None:
         splits = load_splits(config.dataset, retrieved=config.retrieved, tsv=config.tsv, settings=settings,
                              seed=config.seed, limit=config.limit)
+    if config.batch_size < 1 or config.grad_accum < 1:
+        raise GrNeo4jError("--batch-size and --grad-accum must be at least 1")
     train_set, val_set = splits["train"], splits["val"]
     if not train_set or not val_set:
         raise GrNeo4jError("the train and validation splits must not be empty")
@@ -148,7 +156,8 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     if not params:
         raise GrNeo4jError("nothing to train: use a GNN (--gnn gt|gat|gcn) or --lora")
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
-    steps_per_epoch = math.ceil(len(train_set) / config.batch_size)
+    # optimiser steps per epoch: the schedule advances once per step, so it ends where it should
+    steps_per_epoch = math.ceil(math.ceil(len(train_set) / config.batch_size) / config.grad_accum)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: lr_factor(s, steps_per_epoch, config.epochs, config.warmup_epochs))
 
@@ -157,7 +166,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     out.mkdir(parents=True, exist_ok=True)
     if config.resume and (out / RESUME).is_file():
         saved = read_config(out)
-        if saved["model"] != mcfg.to_dict():
+        if saved["model"] != mcfg.to_dict() or saved["train"].get("grad_accum", 1) != config.grad_accum:
             raise GrNeo4jError(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
         state = torch.load(out / RESUME, map_location="cpu", weights_only=True)
         model.load_state_dict(state["weights"], strict=False)
@@ -179,19 +188,24 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
             order = torch.randperm(len(train_set), generator=torch.Generator().manual_seed(config.seed + epoch)).tolist()
             task = progress.add_task(f"epoch {epoch + 1}/{config.epochs}", total=len(train_set), loss=math.nan, rate=0.0)
             step_losses, epoch_start, seen = [], time.perf_counter(), 0
-            for i in range(0, len(order), config.batch_size):
+            starts = range(0, len(order), config.batch_size)
+            opt.zero_grad(set_to_none=True)
+            for n, i in enumerate(starts):
                 batch = [train_set[j] for j in order[i:i + config.batch_size]]
-                opt.zero_grad(set_to_none=True)
                 loss = model(batch)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
-                opt.step()
-                sched.step()
+                (loss / config.grad_accum).backward()
+                out_of_time = time.perf_counter() > deadline
+                # step after every grad_accum batches, after the epoch's last batch, and before a budget cut
+                if (n + 1) % config.grad_accum == 0 or n + 1 == len(starts) or out_of_time:
+                    torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+                    opt.step()
+                    sched.step()
+                    opt.zero_grad(set_to_none=True)
                 step_losses.append(loss.item())
                 seen += len(batch)
                 rate = seen / (time.perf_counter() - epoch_start)
                 progress.update(task, advance=len(batch), loss=sum(step_losses[-20:]) / len(step_losses[-20:]), rate=rate)
-                if time.perf_counter() > deadline:
+                if out_of_time:
                     stopped = "time budget"
                     break
             trained, epoch_time = trained + seen, time.perf_counter() - epoch_start

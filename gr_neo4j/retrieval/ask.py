@@ -45,41 +45,27 @@ def new_retrieval_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def zero_shot_answer(llm, dataset: str, question: str, desc: str, max_new_tokens: int = MAX_NEW_TOKENS) -> str:
-    """Greedy answer of a causal LM (``(model, tokenizer)``) prompted with the textualized subgraph
-    and the question (the model's own instruction per dataset), through its chat template."""
-    import torch
-
-    from ..model.prompts import instruction
-
-    model, tokenizer = llm
-    content = desc + "\n" + instruction(dataset, question)
-    if getattr(tokenizer, "chat_template", None):
-        prompt = tokenizer.apply_chat_template([{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True)
-        ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")
-    else:
-        ids = tokenizer(content, return_tensors="pt")
-    ids = {k: v.to(model.device) for k, v in ids.items()}
-    with torch.no_grad():
-        out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id)
-    return tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True).strip()
-
-
-def checkpoint_answer(model, result: RetrievalResult) -> str:
-    """Answer with a trained GNN + LLM checkpoint from the retrieved subgraph."""
-    from ..model.checkpoint import answer
+def as_sample(result: RetrievalResult):
+    """The retrieved subgraph as the model's input (no label)."""
     from ..samples import SubgraphSample
 
-    sample = SubgraphSample(
-        id="ask",
-        question=result.question,
-        label="",
-        desc=result.desc,
-        data=result.data,
-        dataset=result.dataset,
-        node_texts=[n.text for n in result.nodes],
-    )
-    return answer(model, [sample])[0].strip()
+    return SubgraphSample(id="ask", question=result.question, label="", desc=result.desc, data=result.data,
+                          dataset=result.dataset, node_texts=[n.text for n in result.nodes])
+
+
+def zero_shot_model(llm, name: str, max_new_tokens: int = MAX_NEW_TOKENS):
+    """The LLM alone (``(model, tokenizer)``, no graph token) behind the trained model's prompt:
+    the same instruction, chat template and ``max_txt_len`` cut of the textualized subgraph."""
+    from ..model import GRetrieverModel, ModelConfig
+
+    return GRetrieverModel(llm[0], llm[1], ModelConfig(llm=name, embed_dim=0, gnn="none", max_new_tokens=max_new_tokens))
+
+
+def model_answer(model, result: RetrievalResult) -> str:
+    """Greedy answer of a :class:`~gr_neo4j.model.GRetrieverModel` (trained or zero-shot)."""
+    from ..model.checkpoint import answer
+
+    return answer(model, [as_sample(result)])[0].strip()
 
 
 def record(retriever: Retriever, result: RetrievalResult, answer: str | None) -> str:
@@ -131,15 +117,16 @@ def ask(
         elif checkpoint is not None:
             from ..model.checkpoint import load_checkpoint
 
-            answer, by = checkpoint_answer(load_checkpoint(checkpoint, settings=settings), result), f"checkpoint {checkpoint}"
+            answer, by = model_answer(load_checkpoint(checkpoint, settings=settings), result), f"checkpoint {checkpoint}"
         else:
             if llm is None:
                 from ..llm import llm_source, load_llm
 
-                llm, by = load_llm(settings), f"{llm_source(settings).name} (zero-shot)"
+                llm, name = load_llm(settings), llm_source(settings).name
+                by = f"{name} (zero-shot)"
             else:
-                by = "given LLM (zero-shot)"
-            answer = zero_shot_answer(llm, result.dataset, result.question, result.desc)
+                name, by = "", "given LLM (zero-shot)"
+            answer = model_answer(zero_shot_model(llm, name), result)
         answer_ms = 1000 * (time.perf_counter() - began)
         rid = record(retriever, result, answer if answer_it else None) if record_it else None
         return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid)
