@@ -9,17 +9,19 @@ Two steps:
 
    BUNDLE/samples.pt   subgraph samples: FILE from `gr-neo4j retrieve --out`, or by default the
                        ExplaGraphs whole-graph samples of the shared train.tsv
-   BUNDLE/llm/         the default LLM's converted weights (safetensors + tokenizer)
-   BUNDLE/wheels/      optional: wheels of what the GPU machine lacks, e.g.
-                       `pip download -d BUNDLE/wheels rich scikit-learn` (fetched where PyPI is reachable)
+   BUNDLE/llm/         the default LLM's converted weights (safetensors + tokenizer), or --llm DIR
+   BUNDLE/wheels/      a wheel of gr-neo4j itself and the pure-Python packages its model code needs
+                       beyond torch, torch_geometric and transformers (platformdirs, rich and rich's
+                       own), at the versions installed here (PyPI must be reachable for this step)
 
 2. On the GPU machine, from a checkout of this repository (torch, torch_geometric, transformers,
    peft and sentence-transformers installed there):
 
        python scripts/gpu_train.py run --bundle BUNDLE [--minutes 8] [--lora]
 
-   installs missing packages from BUNDLE/wheels (no index), trains within the budget, answers the
-   test split and prints JSON: samples/s of training and generation, test accuracy, peak GPU memory.
+   installs what is missing from BUNDLE/wheels (no index, no dependencies pulled: Neo4j's driver is
+   not needed there), trains within the budget, answers the test split and prints JSON: samples/s of
+   training and generation, the test metric, peak GPU memory.
 """
 
 from __future__ import annotations
@@ -35,18 +37,31 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-NEEDED = {"rich": "rich", "sklearn": "scikit-learn", "safetensors": "safetensors", "typer": "typer",
-          "platformdirs": "platformdirs"}
+# import name -> distribution: what the model code imports beyond the GPU machine's packages
+NEEDED = {"platformdirs": "platformdirs", "rich": "rich", "markdown_it": "markdown-it-py", "mdurl": "mdurl",
+          "pygments": "pygments"}
+
+
+def build_wheels(wheels: Path) -> None:
+    """A wheel of this checkout plus the NEEDED packages at the versions installed here."""
+    from importlib.metadata import version
+
+    wheels.mkdir(parents=True, exist_ok=True)
+    pip = [sys.executable, "-m", "pip", "-q"]
+    subprocess.check_call([*pip, "wheel", "--no-deps", "-w", str(wheels), str(REPO)])
+    pins = [f"{dist}=={version(dist)}" for dist in NEEDED.values()]
+    subprocess.check_call([*pip, "download", "--no-deps", "--only-binary=:all:", "-d", str(wheels), *pins])
 
 
 def ensure_packages(wheels: Path) -> None:
-    missing = [pkg for mod, pkg in NEEDED.items() if importlib.util.find_spec(mod) is None]
+    missing = [dist for mod, dist in NEEDED.items() if importlib.util.find_spec(mod) is None]
+    if importlib.util.find_spec("gr_neo4j") is None:
+        missing.append("gr-neo4j")
     if missing:
         if not wheels.is_dir():
             sys.exit(f"missing packages {missing} and no wheels in {wheels}")
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(wheels), *missing])
-    if importlib.util.find_spec("gr_neo4j") is None:
-        sys.path.insert(0, str(REPO))
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                               "--find-links", str(wheels), *missing])
 
 
 def prepare(args) -> None:
@@ -60,10 +75,16 @@ def prepare(args) -> None:
     out.mkdir(parents=True, exist_ok=True)
     samples = load_samples(args.samples) if args.samples else cached_explagraphs(args.tsv, settings)
     save_samples(out / "samples.pt", samples)
-    source = llm_source(settings)
-    llm_dir = Path(source.location) if Path(source.location).is_dir() else ensure_converted(settings)
+    if args.llm:
+        llm_dir, name = args.llm, str(args.llm)
+    else:
+        source = llm_source(settings)
+        llm_dir = Path(source.location) if Path(source.location).is_dir() else ensure_converted(settings)
+        name = source.name
     shutil.copytree(llm_dir, out / "llm", dirs_exist_ok=True)
-    print(json.dumps({"bundle": str(out), "samples": len(samples), "dataset": samples[0].dataset, "llm": source.name}))
+    if not args.no_wheels:
+        build_wheels(out / "wheels")
+    print(json.dumps({"bundle": str(out), "samples": len(samples), "dataset": samples[0].dataset, "llm": name}))
 
 
 def run(args) -> None:
@@ -108,6 +129,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--samples", type=Path, help="samples file from `gr-neo4j retrieve --out` (default: ExplaGraphs)")
     p.add_argument("--tsv", type=Path, default=REPO.parent / "shared" / "datasets" / "explagraphs" / "train.tsv")
+    p.add_argument("--llm", type=Path, help="a model directory to ship instead of the default LLM")
+    p.add_argument("--no-wheels", action="store_true", help="skip the wheels (the GPU machine has gr-neo4j's needs)")
     r = sub.add_parser("run", help="train and evaluate from a bundle (on the GPU machine)")
     r.add_argument("--bundle", type=Path, required=True)
     r.add_argument("--out", type=Path)
@@ -121,7 +144,6 @@ def main() -> None:
     r.add_argument("--eval-limit", type=int, default=None)
     args = ap.parse_args()
     if args.cmd == "prepare":
-        sys.path.insert(0, str(REPO))
         prepare(args)
     else:
         run(args)
