@@ -5,28 +5,33 @@ Two steps:
 
 1. Here (with Neo4j, the models and the data), build a bundle:
 
-       .venv/bin/python scripts/gpu_train.py prepare --out BUNDLE [--samples FILE]
+       .venv/bin/python scripts/gpu_train.py prepare --out BUNDLE [--samples FILE] [--llm DIR]
 
    BUNDLE/samples.pt   subgraph samples: FILE from `gr-neo4j retrieve --out`, or by default the
                        ExplaGraphs whole-graph samples of the shared train.tsv
-   BUNDLE/llm/         the default LLM's converted weights (safetensors + tokenizer), or --llm DIR
+   BUNDLE/gguf/        the default LLM as its GGUF file cut into parts of at most --part-mib MiB
+                       (joined and converted to safetensors there); with --llm DIR, BUNDLE/llm/ instead
    BUNDLE/wheels/      a wheel of gr-neo4j itself and the pure-Python packages its model code needs
-                       beyond torch, torch_geometric and transformers (platformdirs, rich and rich's
-                       own), at the versions installed here (PyPI must be reachable for this step)
+                       beyond torch, torch_geometric and transformers (platformdirs, gguf, rich and
+                       rich's own), at the versions installed here (PyPI must be reachable here)
+   BUNDLE/manifest.json  the files grouped so that no group exceeds --part-mib: when only so much
+                       can travel at a time, send one group after the other
 
 2. On the GPU machine, from a checkout of this repository (torch, torch_geometric, transformers,
    peft and sentence-transformers installed there):
 
-       python scripts/gpu_train.py run --bundle BUNDLE [--minutes 8] [--lora]
+       python scripts/gpu_train.py run --bundle BUNDLE [--minutes 7] [--lora]
 
-   installs what is missing from BUNDLE/wheels (no index, no dependencies pulled: Neo4j's driver is
-   not needed there), trains within the budget, answers the test split and prints JSON: samples/s of
-   training and generation, the test metric, peak GPU memory.
+   installs what is missing from BUNDLE/wheels into BUNDLE/site (no index, no dependencies pulled:
+   Neo4j's driver is not needed there), joins and converts the GGUF, trains within the budget,
+   answers the test split and prints JSON: samples/s of training and generation, the test metric,
+   peak GPU memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import json
 import shutil
@@ -38,8 +43,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 # import name -> distribution: what the model code imports beyond the GPU machine's packages
-NEEDED = {"platformdirs": "platformdirs", "rich": "rich", "markdown_it": "markdown-it-py", "mdurl": "mdurl",
-          "pygments": "pygments"}
+NEEDED = {"platformdirs": "platformdirs", "gguf": "gguf", "rich": "rich", "markdown_it": "markdown-it-py",
+          "mdurl": "mdurl", "pygments": "pygments"}
+MIB = 2**20
 
 
 def build_wheels(wheels: Path) -> None:
@@ -53,71 +59,150 @@ def build_wheels(wheels: Path) -> None:
     subprocess.check_call([*pip, "download", "--no-deps", "--only-binary=:all:", "-d", str(wheels), *pins])
 
 
-def ensure_packages(wheels: Path) -> None:
+def ensure_packages(bundle: Path) -> None:
+    """Install what this Python lacks from BUNDLE/wheels into BUNDLE/site and put that on sys.path."""
+    site = bundle / "site"
+    if site.is_dir():
+        sys.path.insert(0, str(site))
+        importlib.invalidate_caches()
     missing = [dist for mod, dist in NEEDED.items() if importlib.util.find_spec(mod) is None]
     if importlib.util.find_spec("gr_neo4j") is None:
         missing.append("gr-neo4j")
-    if missing:
-        if not wheels.is_dir():
-            sys.exit(f"missing packages {missing} and no wheels in {wheels}")
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
-                               "--find-links", str(wheels), *missing])
+    if not missing:
+        return
+    wheels = bundle / "wheels"
+    if not wheels.is_dir():
+        sys.exit(f"missing packages {missing} and no wheels in {wheels}")
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                           "--upgrade", "--target", str(site), "--find-links", str(wheels), *missing])
+    if str(site) not in sys.path:
+        sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+
+
+def split_file(path: Path, folder: Path, part_bytes: int) -> list[Path]:
+    """``path`` cut into ``folder/<name>.partNN`` files of at most ``part_bytes``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    parts = []
+    with path.open("rb") as f:
+        while chunk := f.read(part_bytes):
+            part = folder / f"{path.name}.part{len(parts):02d}"
+            part.write_bytes(chunk)
+            parts.append(part)
+    return parts
+
+
+def join_parts(folder: Path, out: Path) -> Path:
+    """The inverse of :func:`split_file` for the one file whose parts ``folder`` holds."""
+    parts = sorted(folder.glob("*.part[0-9][0-9]"))
+    names = {p.name.rsplit(".part", 1)[0] for p in parts}
+    if len(names) != 1:
+        sys.exit(f"{folder}: expected the parts of one file, found {sorted(names) or 'none'}")
+    target = out / names.pop()
+    with target.open("wb") as f:
+        for part in parts:
+            f.write(part.read_bytes())
+    return target
+
+
+def carry_groups(bundle: Path, limit: int) -> list[list[str]]:
+    """The bundle's files (relative paths) in groups of at most ``limit`` bytes, biggest first."""
+    files = sorted((p for p in bundle.rglob("*") if p.is_file() and p.name != "manifest.json"),
+                   key=lambda p: -p.stat().st_size)
+    groups: list[tuple[int, list[str]]] = []
+    for p in files:
+        size = p.stat().st_size
+        for i, (used, names) in enumerate(groups):
+            if used + size <= limit:
+                groups[i] = (used + size, names + [str(p.relative_to(bundle))])
+                break
+        else:
+            groups.append((size, [str(p.relative_to(bundle))]))
+    return [names for _, names in groups]
 
 
 def prepare(args) -> None:
-    from gr_neo4j.llm import ensure_converted, llm_source
+    from gr_neo4j.llm import DEFAULT_LLM, ensure_converted, is_gguf, llm_source
     from gr_neo4j.model.datasets import cached_explagraphs
     from gr_neo4j.samples import load_samples, save_samples
     from gr_neo4j.settings import load_settings
 
     settings = load_settings()
     out = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
     samples = load_samples(args.samples) if args.samples else cached_explagraphs(args.tsv, settings)
     save_samples(out / "samples.pt", samples)
+    part_bytes = int(args.part_mib * MIB)
     if args.llm:
-        llm_dir, name = args.llm, str(args.llm)
+        name = str(args.llm)
+        shutil.copytree(args.llm, out / "llm")
     else:
         source = llm_source(settings)
-        llm_dir = Path(source.location) if Path(source.location).is_dir() else ensure_converted(settings)
         name = source.name
-    shutil.copytree(llm_dir, out / "llm", dirs_exist_ok=True)
+        if is_gguf(source):
+            split_file(Path(source.location), out / "gguf", part_bytes)
+        else:
+            llm_dir = Path(source.location) if Path(source.location).is_dir() else ensure_converted(settings)
+            shutil.copytree(llm_dir, out / "llm")
     if not args.no_wheels:
         build_wheels(out / "wheels")
-    print(json.dumps({"bundle": str(out), "samples": len(samples), "dataset": samples[0].dataset, "llm": name}))
+    groups = carry_groups(out, part_bytes)
+    manifest = {"dataset": samples[0].dataset, "samples": len(samples), "llm": name,
+                "default_llm": name == DEFAULT_LLM, "groups": groups}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(json.dumps({"bundle": str(out), **manifest}))
+
+
+def llm_directory(bundle: Path, work: Path) -> tuple[str, Path]:
+    """(name, safetensors directory) of the bundle's LLM, joining and converting a GGUF first."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    if (bundle / "llm").is_dir():
+        return manifest["llm"], bundle / "llm"
+    from gr_neo4j.llm import SMOLLM2_CHAT_TEMPLATE, convert_gguf
+
+    gguf = join_parts(bundle / "gguf", work)
+    template = SMOLLM2_CHAT_TEMPLATE if manifest["default_llm"] else None
+    converted = convert_gguf(gguf, work / "llm", chat_template=template)
+    gguf.unlink()
+    return manifest["llm"], converted
 
 
 def run(args) -> None:
-    ensure_packages(args.bundle / "wheels")
+    ensure_packages(args.bundle)
     import torch
 
-    from gr_neo4j.model import TrainConfig, evaluate, train
     from gr_neo4j.llm import load_llm_from
+    from gr_neo4j.model import TrainConfig, evaluate, train
     from gr_neo4j.samples import load_samples
 
     samples_file = args.bundle / "samples.pt"
     dataset = load_samples(samples_file)[0].dataset
     device = "cuda" if torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    llm_dir = str(args.bundle / "llm")
     out = args.out or Path(tempfile.mkdtemp(prefix="gpu-train-"))
+    t0 = time.perf_counter()
+    name, llm_dir = llm_directory(args.bundle, Path(tempfile.mkdtemp(prefix="gpu-llm-")))
+    convert_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     llm = load_llm_from(llm_dir, device=device, dtype=dtype)
     load_s = time.perf_counter() - t0
-    config = TrainConfig(dataset=dataset, out=out, retrieved=samples_file, llm=llm_dir, epochs=args.epochs,
+    config = TrainConfig(dataset=dataset, out=out, retrieved=samples_file, llm=str(llm_dir), epochs=args.epochs,
                          batch_size=args.batch_size, eval_batch_size=32, lr=args.lr, lora=args.lora, gnn=args.gnn,
                          max_minutes=args.minutes, limit=args.limit, resume=False, show_progress=False)
     result = train(config, llm=llm)
     ev = evaluate(out, "test", llm=load_llm_from(llm_dir, device=device, dtype=dtype), batch_size=32,
                   limit=args.eval_limit, show_progress=False)
     print(json.dumps({
-        "dataset": dataset, "device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "dtype": str(dtype),
-        "gnn": args.gnn, "lora": args.lora, "llm_load_s": round(load_s, 1),
-        "epochs_run": result.epochs_run, "stopped": result.stopped, "best_val_loss": round(result.best_val_loss, 4),
+        "dataset": dataset, "llm": name, "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "dtype": str(dtype), "gnn": args.gnn, "lora": args.lora, "llm_convert_s": round(convert_s, 1),
+        "llm_load_s": round(load_s, 1), "epochs_planned": args.epochs, "epochs_run": result.epochs_run,
+        "stopped": result.stopped, "best_epoch": result.best_epoch, "best_val_loss": round(result.best_val_loss, 4),
         "train_samples_per_s": round(result.train_samples_per_s, 2), "train_seconds": round(result.seconds, 1),
         "generation_samples_per_s": round(ev.samples_per_s, 2), ev.metric: round(ev.value, 4), "answered": ev.total,
         "hallucination_rate": ev.hallucination_rate,
-        "peak_gpu_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if device == "cuda" else None,
+        "peak_gpu_mb": round(torch.cuda.max_memory_allocated() / MIB, 1) if device == "cuda" else None,
         "checkpoint": str(out),
     }, indent=2))
 
@@ -126,10 +211,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("prepare", help="build a bundle (here, with the models and data)")
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True, help="bundle directory (replaced)")
     p.add_argument("--samples", type=Path, help="samples file from `gr-neo4j retrieve --out` (default: ExplaGraphs)")
     p.add_argument("--tsv", type=Path, default=REPO.parent / "shared" / "datasets" / "explagraphs" / "train.tsv")
     p.add_argument("--llm", type=Path, help="a model directory to ship instead of the default LLM")
+    p.add_argument("--part-mib", type=float, default=48.0, help="largest GGUF part and carry group")
     p.add_argument("--no-wheels", action="store_true", help="skip the wheels (the GPU machine has gr-neo4j's needs)")
     r = sub.add_parser("run", help="train and evaluate from a bundle (on the GPU machine)")
     r.add_argument("--bundle", type=Path, required=True)

@@ -1,15 +1,51 @@
-"""scripts/gpu_train.py end to end on the CPU with a tiny random LLM: bundle, then train and
-evaluate from the bundle alone (no Neo4j, no settings home, no network)."""
+"""scripts/gpu_train.py on the CPU: the bundle (GGUF parts, carry groups), then training and
+evaluation from the bundle alone (no Neo4j, no settings home, no network)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 from gr_neo4j.samples import save_samples
 from test_model_support import tiny_llm, tiny_samples
+
+SCRIPT = REPO / "scripts" / "gpu_train.py"
+
+
+def script_module():
+    spec = importlib.util.spec_from_file_location("gpu_train", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def gpu_train(tmp_path, *args: str, timeout: int = 600) -> dict:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_a_file_cut_into_parts_joins_back_and_groups_stay_under_the_limit(tmp_path):
+    gt = script_module()
+    data = bytes(range(256)) * 1000  # 256,000 bytes
+    (tmp_path / "model.gguf").write_bytes(data)
+    bundle = tmp_path / "bundle"
+    parts = gt.split_file(tmp_path / "model.gguf", bundle / "gguf", 100_000)
+    assert [p.name for p in parts] == ["model.gguf.part00", "model.gguf.part01", "model.gguf.part02"]
+    (bundle / "samples.pt").write_bytes(b"x" * 50_000)
+    groups = gt.carry_groups(bundle, 160_000)
+    sizes = [sum((bundle / f).stat().st_size for f in g) for g in groups]
+    assert sorted(f for g in groups for f in g) == ["gguf/model.gguf.part00", "gguf/model.gguf.part01",
+                                                    "gguf/model.gguf.part02", "samples.pt"]
+    assert max(sizes) <= 160_000 and len(groups) == 2
+    (tmp_path / "joined").mkdir()
+    assert gt.join_parts(bundle / "gguf", tmp_path / "joined").read_bytes() == data
 
 
 def test_bundle_then_train_and_evaluate_from_it(tmp_path):
@@ -18,16 +54,23 @@ def test_bundle_then_train_and_evaluate_from_it(tmp_path):
     model, tokenizer = tiny_llm()
     model.save_pretrained(llm_dir)
     tokenizer.save_pretrained(llm_dir)
-    script, bundle = str(REPO / "scripts" / "gpu_train.py"), tmp_path / "bundle"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, script, "prepare", "--out", str(bundle), "--samples", str(samples),
-                           "--llm", str(llm_dir), "--no-wheels"], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["samples"] == 20 and (bundle / "llm" / "config.json").is_file()
-    done = subprocess.run([sys.executable, script, "run", "--bundle", str(bundle), "--out", str(tmp_path / "ckpt"),
-                           "--epochs", "1", "--minutes", "1"], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    bundle = tmp_path / "bundle"
+    made = gpu_train(tmp_path, "prepare", "--out", str(bundle), "--samples", str(samples), "--llm", str(llm_dir), "--no-wheels")
+    assert made["samples"] == 20 and (bundle / "llm" / "config.json").is_file() and not made["default_llm"]
+    report = gpu_train(tmp_path, "run", "--bundle", str(bundle), "--out", str(tmp_path / "ckpt"), "--epochs", "1")
     assert report["dataset"] == "metaqa" and report["device"] == "cpu" and report["epochs_run"] == 1
     assert report["answered"] == 4 and 0 <= report["hit@1"] <= 1 and report["train_samples_per_s"] > 0
     assert (tmp_path / "ckpt" / "weights.safetensors").is_file()
+
+
+@pytest.mark.integration
+def test_default_llm_travels_as_gguf_parts_and_is_converted_there(tmp_path):
+    samples = tmp_path / "samples.pt"
+    save_samples(samples, tiny_samples(20))
+    bundle = tmp_path / "bundle"
+    made = gpu_train(tmp_path, "prepare", "--out", str(bundle), "--samples", str(samples), "--no-wheels")
+    assert made["default_llm"] and not (bundle / "llm").exists()
+    assert len(list((bundle / "gguf").glob("*.part*"))) >= 2  # the 98 MB GGUF in 48 MiB parts
+    report = gpu_train(tmp_path, "run", "--bundle", str(bundle), "--epochs", "1", "--limit", "4", "--eval-limit", "2")
+    assert report["llm"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and report["epochs_run"] == 1
+    assert report["answered"] == 2 and report["llm_convert_s"] > 0
