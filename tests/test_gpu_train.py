@@ -74,3 +74,19 @@ def test_default_llm_travels_as_gguf_parts_and_is_converted_there(tmp_path):
     report = gpu_train(tmp_path, "run", "--bundle", str(bundle), "--epochs", "1", "--limit", "4", "--eval-limit", "2")
     assert report["llm"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and report["epochs_run"] == 1
     assert report["answered"] == 2 and report["llm_convert_s"] > 0
+
+
+def test_the_model_code_imports_without_what_the_gpu_machine_lacks():
+    # that machine has torch, PyG, transformers, peft (and the packages the bundle ships) but not the
+    # Neo4j driver, tenacity or pcst_fast: training and evaluation must not need them
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] in {'neo4j', 'tenacity', 'pcst_fast'}:\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import gr_neo4j.model, gr_neo4j.model.training, gr_neo4j.model.evaluation, gr_neo4j.llm, gr_neo4j.samples\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

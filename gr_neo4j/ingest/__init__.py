@@ -7,12 +7,25 @@ Public API (the CLI's `load`, `stats` and `drop` call exactly these):
 - `drop_dataset(settings, name) -> DatasetStats`
 """
 
-from .pipeline import DEFAULT_BATCH_SIZE, load_dataset, load_into
+import importlib
+
 from .records import BadInput, BadRecord, MissingInput
-from .report import LoadReport
-from .source import LOADER_MODULES, datasets_dir, get_loader
 from .split import paper_split
-from .stats import DatasetStats, dataset_stats, drop_dataset, drop_from, stats_of
+
+# The rest loads on first use (PEP 562): the loaders' record types and the split must stay
+# importable without the Neo4j driver, e.g. by the training code on a GPU machine.
+_LAZY = {
+    "DEFAULT_BATCH_SIZE": ".pipeline", "load_dataset": ".pipeline", "load_into": ".pipeline",
+    "LoadReport": ".report", "LOADER_MODULES": ".source", "datasets_dir": ".source", "get_loader": ".source",
+    "DatasetStats": ".stats", "dataset_stats": ".stats", "drop_dataset": ".stats", "drop_from": ".stats",
+    "stats_of": ".stats",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
