@@ -23,11 +23,12 @@ def test_train_then_eval_from_the_command_line(tmp_path, monkeypatch):
     runner = CliRunner()
     result = runner.invoke(app, ["train", "--dataset", "explagraphs", "--retrieved", str(samples), "--llm", str(llm_dir),
                                  "--out", str(out), "--epochs", "1", "--lr", "1e-3", "--gnn", "gat", "--lora",
-                                 "--max-txt-len", "32"])
+                                 "--max-txt-len", "32", "--grad-accum", "2"])
     assert result.exit_code == 0, result.output
     assert "trained 1 epochs" in result.output
     config = json.loads((out / "config.json").read_text())
     assert config["model"]["llm"] == str(llm_dir) and config["model"]["gnn"] == "gat" and config["model"]["lora"]
+    assert config["train"]["grad_accum"] == 2 and config["model"]["max_txt_len"] == 32
 
     result = runner.invoke(app, ["eval", "--checkpoint", str(out), "--split", "test"])
     assert result.exit_code == 0, result.output
