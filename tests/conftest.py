@@ -7,6 +7,8 @@ the server home (store, logs, password) is a fresh temporary directory every ses
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import socket
@@ -22,6 +24,23 @@ from gr_neo4j.settings import Settings, load_settings
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@functools.cache
+def metaqa_fixture(name: str = "metaqa") -> Path:
+    """A directory in MetaQA's layout (``kb.txt``, ``{k}-hop/qa_dev.txt``) built in a temporary
+    folder from the invented films of ``fixtures/<name>/`` (``triples.txt``, ``questions_{k}hop.txt``),
+    so that no file under tests/ carries the names of the real dataset's files."""
+    parent = Path(tempfile.mkdtemp(prefix="gr-neo4j-fixture-"))
+    atexit.register(shutil.rmtree, parent, True)
+    src, root = FIXTURES / name, parent / name  # named as the fixture: stable test ids
+    root.mkdir()
+    shutil.copyfile(src / "triples.txt", root / "kb.txt")
+    for questions in sorted(src.glob("questions_*hop.txt")):
+        hops = questions.stem.removeprefix("questions_").removesuffix("hop")
+        (root / f"{hops}-hop").mkdir()
+        shutil.copyfile(questions, root / f"{hops}-hop" / "qa_dev.txt")
+    return root
 
 
 def free_port() -> int:

@@ -3,51 +3,51 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, metaqa_fixture
 from test_load_support import counts, tiny_embedder
 
 from gr_neo4j.ingest import BadInput, load_dataset
 
-# dataset, file, where the bad record is, reason, a Cypher count that must be 0 after 'skip' (the bad record's data),
+# dataset, file (or MetaQA directory), where the bad record is, reason, a Cypher count that must be 0 after 'skip' (the bad record's data),
 # and the number of graphs or questions the good records give
 CASES = [
-    ("explagraphs", "explagraphs/bad_columns.tsv", "bad_columns.tsv:2", "wrong column count",
+    ("explagraphs", FIXTURES / "explagraphs/bad_columns.tsv", "bad_columns.tsv:2", "wrong column count",
      "MATCH (g:Graph {dataset: 'explagraphs', graph: '1'}) RETURN count(g) AS n", ("graphs", 2)),
-    ("explagraphs", "explagraphs/bad_graph.tsv", "bad_graph.tsv:2", "unparsable graph string",
+    ("explagraphs", FIXTURES / "explagraphs/bad_graph.tsv", "bad_graph.tsv:2", "unparsable graph string",
      "MATCH (n:Entity {dataset: 'explagraphs', text: 'women'}) RETURN count(n) AS n", ("graphs", 2)),
-    ("explagraphs", "explagraphs/empty_graph.tsv", "empty_graph.tsv:2", "empty graph",
+    ("explagraphs", FIXTURES / "explagraphs/empty_graph.tsv", "empty_graph.tsv:2", "empty graph",
      "MATCH (q:Question {uid: 'explagraphs|1'}) RETURN count(q) AS n", ("graphs", 2)),
-    ("metaqa", "metaqa_bad", "kb.txt:6", "wrong column count",
+    ("metaqa", metaqa_fixture("metaqa_bad"), "kb.txt:6", "wrong column count",
      "MATCH (q:Question {uid: 'metaqa|1-hop/dev/2'}) RETURN count(q) AS n", ("questions", 1)),
-    ("triples", "triples_bad/bad_json.jsonl", "bad_json.jsonl:2", "bad JSON",
+    ("triples", FIXTURES / "triples_bad/bad_json.jsonl", "bad_json.jsonl:2", "bad JSON",
      "MATCH ()-[r:REL {dataset: 'triples'}]->() WHERE r.uid STARTS WITH 'triples||earth|orbits' RETURN count(r) AS n", ("rels", 2)),
-    ("triples", "triples_bad/bad_columns.csv", "bad_columns.csv:2", "wrong column count",
+    ("triples", FIXTURES / "triples_bad/bad_columns.csv", "bad_columns.csv:2", "wrong column count",
      "MATCH (n:Entity {uid: 'triples||b'})-[r]->() RETURN count(r) AS n", ("rels", 2)),
-    ("webqsp", "webqsp_bad/train_bad_json.jsonl", "train_bad_json.jsonl:2", "bad JSON",
+    ("webqsp", FIXTURES / "webqsp_bad/train_bad_json.jsonl", "train_bad_json.jsonl:2", "bad JSON",
      "MATCH (q:Question {uid: 'webqsp|WebQTrn-1'}) RETURN count(q) AS n", ("questions", 1)),
-    ("webqsp", "webqsp_bad/train_bad_triple.jsonl", "train_bad_triple.jsonl:2", "bad triple graph[4]",
+    ("webqsp", FIXTURES / "webqsp_bad/train_bad_triple.jsonl", "train_bad_triple.jsonl:2", "bad triple graph[4]",
      "MATCH (n:Entity {uid: 'webqsp||Natalie Portman'}) RETURN count(n) AS n", ("questions", 1)),
-    ("scene_graphs", "scene_graphs_bad/missing_object_sceneGraphs.json", "image 2354786", "relation to a missing object",
+    ("scene_graphs", FIXTURES / "scene_graphs_bad/missing_object_sceneGraphs.json", "image 2354786", "relation to a missing object",
      "MATCH (g:Graph {uid: 'scene_graphs|2354786'}) RETURN count(g) AS n", ("graphs", 2)),
-    ("scene_graphs", "scene_graphs_bad/empty_sceneGraphs.json", "image 2354786", "empty graph",
+    ("scene_graphs", FIXTURES / "scene_graphs_bad/empty_sceneGraphs.json", "image 2354786", "empty graph",
      "MATCH (g:Graph {uid: 'scene_graphs|2354786'}) RETURN count(g) AS n", ("graphs", 2)),
 ]
-IDS = [f"{c[0]}-{c[3].split()[0]}-{c[1].split('/')[-1]}" for c in CASES]
+IDS = [f"{c[0]}-{c[3].split()[0]}-{c[1].name}" for c in CASES]
 
 
-@pytest.mark.parametrize("dataset, rel_path, where, reason, bad_query, good", CASES, ids=IDS)
-def test_fail_names_file_line_reason_and_writes_nothing(server, conn, dataset, rel_path, where, reason, bad_query, good):
+@pytest.mark.parametrize("dataset, path, where, reason, bad_query, good", CASES, ids=IDS)
+def test_fail_names_file_line_reason_and_writes_nothing(server, conn, dataset, path, where, reason, bad_query, good):
     with pytest.raises(BadInput) as info:
-        load_dataset(server, dataset, path=FIXTURES / rel_path, embedder=tiny_embedder())
+        load_dataset(server, dataset, path=path, embedder=tiny_embedder())
     message = str(info.value)
     assert where in message and reason in message and "nothing was written" in message
-    assert str(FIXTURES) in message  # the full file path
+    assert str(path) in message  # the full file path
     assert set(counts(conn, dataset).values()) == {0}
 
 
-@pytest.mark.parametrize("dataset, rel_path, where, reason, bad_query, good", CASES, ids=IDS)
-def test_skip_writes_the_rest_and_reports_the_skipped(server, conn, dataset, rel_path, where, reason, bad_query, good):
-    report = load_dataset(server, dataset, path=FIXTURES / rel_path, on_error="skip", embedder=tiny_embedder())
+@pytest.mark.parametrize("dataset, path, where, reason, bad_query, good", CASES, ids=IDS)
+def test_skip_writes_the_rest_and_reports_the_skipped(server, conn, dataset, path, where, reason, bad_query, good):
+    report = load_dataset(server, dataset, path=path, on_error="skip", embedder=tiny_embedder())
     assert report.skipped >= 1
     assert any(where in e and reason in e for e in report.skipped_examples)
     assert sum(report.skipped_reasons.values()) == report.skipped
@@ -65,6 +65,6 @@ def test_truncated_json_file_is_reported_with_line_and_column(server, conn):
 def test_several_bad_records_are_counted(server, conn):
     # metaqa_bad has a bad KB line and a question without [topic]: the message names the first and counts the other
     with pytest.raises(BadInput, match=r"kb.txt:6: wrong column count.*\(1 more bad records"):
-        load_dataset(server, "metaqa", path=FIXTURES / "metaqa_bad", embedder=tiny_embedder())
-    report = load_dataset(server, "metaqa", path=FIXTURES / "metaqa_bad", on_error="skip", embedder=tiny_embedder())
+        load_dataset(server, "metaqa", path=metaqa_fixture("metaqa_bad"), embedder=tiny_embedder())
+    report = load_dataset(server, "metaqa", path=metaqa_fixture("metaqa_bad"), on_error="skip", embedder=tiny_embedder())
     assert report.skipped_reasons == {"wrong column count": 1, "no topic entity": 1}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, metaqa_fixture
 from test_load_support import counts, tiny_embedder, tiny_embedder_path
 from typer.testing import CliRunner
 
@@ -25,7 +25,7 @@ def env(server):
 
 
 def test_load_prints_the_table_and_stats_lists_the_dataset(conn, env):
-    result = runner.invoke(app, ["load", "metaqa", "--path", str(FIXTURES / "metaqa")], env=env)
+    result = runner.invoke(app, ["load", "metaqa", "--path", str(metaqa_fixture())], env=env)
     assert result.exit_code == 0, result.output
     for word in ("nodes", "relationships", "questions", "skipped records", "time", "triples/s"):
         assert word in result.output
@@ -47,7 +47,7 @@ def test_skip_prints_how_many_and_why(conn, env):
         (["load", "metaqa", "--path", "/no/such/dir"], "/no/such/dir does not exist"),
         (["load", "nosuch"], "unknown dataset 'nosuch'"),
         (["load", "explagraphs", "--path", str(FIXTURES / "explagraphs" / "bad_graph.tsv")], "bad_graph.tsv:2: unparsable graph string"),
-        (["load", "metaqa", "--path", str(FIXTURES / "metaqa"), "--split", "val"], "metaqa has no split val"),
+        (["load", "metaqa", "--path", str(metaqa_fixture()), "--split", "val"], "metaqa has no split val"),
         (["drop", "nosuch"], "no dataset named 'nosuch'"),
     ],
 )
@@ -62,7 +62,7 @@ def test_errors_are_one_line(conn, env, args, message):
 
 
 def test_drop_removes_one_dataset_and_nothing_else(server, conn, env):
-    load_dataset(server, "metaqa", path=FIXTURES / "metaqa", embedder=tiny_embedder())
+    load_dataset(server, "metaqa", path=metaqa_fixture(), embedder=tiny_embedder())
     load_dataset(server, "explagraphs", path=FIXTURES / "explagraphs" / "three_rows.tsv", embedder=tiny_embedder())
     load_dataset(server, "triples", path=FIXTURES / "triples" / "graphs.jsonl", embedder=tiny_embedder())
     explagraphs, triples = counts(conn, "explagraphs"), counts(conn, "triples")

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, SHARED_DATASETS
+from conftest import SHARED_DATASETS, metaqa_fixture
 from test_load_support import counts, tiny_embedder, vector_sizes
 
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.ingest import drop_from, load_dataset
 from gr_neo4j.loaders.metaqa import TOPIC
 
-FIXTURE = FIXTURES / "metaqa"
+FIXTURE = metaqa_fixture()
 REAL = SHARED_DATASETS / "metaqa"
 
 
 def test_fixture_kb_and_questions(server, conn):
     report = load_dataset(server, "metaqa", path=FIXTURE, embedder=tiny_embedder())
     # 13 triples over 12 distinct names: 3 films, 2 directors, 1 writer, 1 actress, 2 years, Drama, German, and the tag
-    # 'josef von sternberg', a different name from the director 'Josef von Sternberg'
+    # 'otto van deren', a different name from the director 'Otto van Deren'
     assert (report.input_entities, report.input_relationships, report.input_questions) == (12, 13, 5)
     c = counts(conn, "metaqa")
     assert c["entities"] == c["entity_vectors"] == 12
@@ -29,18 +29,18 @@ def test_fixture_kb_and_questions(server, conn):
     assert c["answer_links"] == 8
     assert vector_sizes(conn, "metaqa") == {384}
     # a KB entity: keyed by its name, graph "" and no idx
-    e = conn.query("MATCH (e:Entity {uid: 'metaqa||Marlene Dietrich'}) RETURN e.graph AS g, e.key AS k, e.idx AS i, e.text AS t")[0]
-    assert (e["g"], e["k"], e["i"], e["t"]) == ("", "Marlene Dietrich", None, "Marlene Dietrich")
-    rel = conn.query("MATCH (:Entity {key: 'Kismet'})-[r:REL]->(:Entity {key: 'William Dieterle'}) RETURN r.text AS t, r.uid AS uid")[0]
-    assert rel["t"] == "directed by" and rel["uid"] == "metaqa||Kismet|directed_by|William Dieterle"
+    e = conn.query("MATCH (e:Entity {uid: 'metaqa||Ilse Varga'}) RETURN e.graph AS g, e.key AS k, e.idx AS i, e.text AS t")[0]
+    assert (e["g"], e["k"], e["i"], e["t"]) == ("", "Ilse Varga", None, "Ilse Varga")
+    rel = conn.query("MATCH (:Entity {key: 'Velvet Harbor'})-[r:REL]->(:Entity {key: 'Ada Morrow'}) RETURN r.text AS t, r.uid AS uid")[0]
+    assert rel["t"] == "directed by" and rel["uid"] == "metaqa||Velvet Harbor|directed_by|Ada Morrow"
     q = conn.query(
         """MATCH (q:Question {uid: 'metaqa|2-hop/dev/2'})-[:TOPIC]->(t:Entity)
            OPTIONAL MATCH (q)-[:ANSWER]->(a:Entity)
            RETURN q.text AS text, q.answers AS answers, q.split AS split, q.hops AS hops, t.key AS topic, collect(a.key) AS linked"""
     )[0]
-    assert q["text"] == "which films share the director of Morocco"
-    assert q["answers"] == ["Blue Angel", "Nonexistent Film"] and q["linked"] == ["Blue Angel"]
-    assert (q["split"], q["hops"], q["topic"]) == ("dev", 2, "Morocco")
+    assert q["text"] == "which films share the director of Salt Road"
+    assert q["answers"] == ["Glass Orchard", "Nonexistent Film"] and q["linked"] == ["Glass Orchard"]
+    assert (q["split"], q["hops"], q["topic"]) == ("dev", 2, "Salt Road")
 
 
 def test_limit_caps_questions_per_file_but_loads_the_whole_kb(server, conn):
@@ -63,8 +63,8 @@ def test_real_model_vectors_are_the_embedders_own(server, conn):
     """With the default all-MiniLM-L6-v2, a stored vector is the model's float32 encoding of the text."""
     embedder = load_embedder(server)
     load_dataset(server, "metaqa", path=FIXTURE, embedder=embedder)
-    row = conn.query("MATCH (e:Entity {uid: 'metaqa||Kismet'})-[r:REL {text: 'directed by'}]->() RETURN e.embedding AS e, r.embedding AS r")[0]
-    expected = embedder.encode(["Kismet", "directed by"])
+    row = conn.query("MATCH (e:Entity {uid: 'metaqa||Velvet Harbor'})-[r:REL {text: 'directed by'}]->() RETURN e.embedding AS e, r.embedding AS r")[0]
+    expected = embedder.encode(["Velvet Harbor", "directed by"])
     np.testing.assert_allclose(np.array([row["e"], row["r"]], dtype=np.float32), expected, atol=1e-6)
     assert conn.query("MATCH (d:Dataset {name: 'metaqa'}) RETURN d.embedder AS e")[0]["e"] == embedder.name
 
