@@ -28,7 +28,7 @@ from gr_neo4j.ingest.records import (
     Node,
     QuestionRecord,
 )
-from gr_neo4j.ingest.source import LoaderSpec, shared_path
+from gr_neo4j.ingest.source import LoaderSpec, data_lines, shared_path
 from gr_neo4j.ingest.split import paper_split, split_of_rows
 
 NAME = "explagraphs"
@@ -82,14 +82,10 @@ def source_files(path: Path) -> list[Path]:
 def _data_lines(files: list[Path]) -> Iterator[tuple[str, str]]:
     """(where, line) of every data line, header lines and blank lines left out."""
     for path in files:
-        with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                line = line.rstrip("\r\n")
-                if not line.strip():
-                    continue
-                if lineno == 1 and [c.strip().lower() for c in line.split("\t")] == HEADER:
-                    continue
-                yield f"{path}:{lineno}", line
+        for where, lineno, line in data_lines(path):
+            if lineno == 1 and [c.strip().lower() for c in line.split("\t")] == HEADER:
+                continue
+            yield where, line
 
 
 def row_fragment(where: str, row: int, line: str, split: str) -> Fragment | BadRecord:

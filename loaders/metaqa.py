@@ -28,7 +28,7 @@ from gr_neo4j.ingest.records import (
     Node,
     QuestionRecord,
 )
-from gr_neo4j.ingest.source import LoaderSpec, shared_path
+from gr_neo4j.ingest.source import LoaderSpec, data_lines, shared_path
 
 NAME = "metaqa"
 SPLITS = ("train", "dev", "test")
@@ -56,59 +56,49 @@ def question_files(root: Path, splits: set[str] | None) -> list[tuple[int, str, 
 
 
 def read_kb(path: Path) -> Iterator[Fragment | BadRecord]:
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            parts = line.split("|")
-            if len(parts) != 3:
-                yield BadRecord(where, f"wrong column count: expected head|relation|tail, got {len(parts)} field(s)")
-                continue
-            head, relation, tail = (p.strip() for p in parts)
-            if not head or not relation or not tail:
-                yield BadRecord(where, "empty field: head, relation and tail must all be non-empty")
-                continue
-            yield Fragment(
-                where,
-                nodes=[Node("", head, head), Node("", tail, tail)],
-                edges=[Edge("", head, relation, tail, relation_text(relation))],
-            )
+    for where, _, line in data_lines(path):
+        parts = line.split("|")
+        if len(parts) != 3:
+            yield BadRecord(where, f"wrong column count: expected head|relation|tail, got {len(parts)} field(s)")
+            continue
+        head, relation, tail = (p.strip() for p in parts)
+        if not head or not relation or not tail:
+            yield BadRecord(where, "empty field: head, relation and tail must all be non-empty")
+            continue
+        yield Fragment(
+            where,
+            nodes=[Node("", head, head), Node("", tail, tail)],
+            edges=[Edge("", head, relation, tail, relation_text(relation))],
+        )
 
 
 def read_questions(path: Path, hops: int, split: str, limit: int | None) -> Iterator[Fragment | BadRecord]:
     taken = 0
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if limit is not None and taken >= limit:
-                return
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            parts = line.split("\t")
-            if len(parts) != 2:
-                yield BadRecord(where, f"wrong column count: expected question<TAB>answers, got {len(parts)} field(s)")
-                continue
-            question, answer_field = parts
-            topics = TOPIC.findall(question)
-            if not topics:
-                yield BadRecord(where, "no topic entity: the question has no [entity] in brackets")
-                continue
-            answers = [a.strip() for a in answer_field.split("|") if a.strip()]
-            if not answers:
-                yield BadRecord(where, "no answers after the tab")
-                continue
-            taken += 1
-            text = question.replace("[", "").replace("]", "").strip()
-            qid = f"{hops}-hop/{split}/{lineno}"
-            yield Fragment(
-                where,
-                questions=[
-                    QuestionRecord(qid, split, text, answers, topics=[t.strip() for t in topics], answer_keys=answers, props={"hops": hops})
-                ],
-            )
+    for where, lineno, line in data_lines(path):
+        if limit is not None and taken >= limit:
+            return
+        parts = line.split("\t")
+        if len(parts) != 2:
+            yield BadRecord(where, f"wrong column count: expected question<TAB>answers, got {len(parts)} field(s)")
+            continue
+        question, answer_field = parts
+        topics = TOPIC.findall(question)
+        if not topics:
+            yield BadRecord(where, "no topic entity: the question has no [entity] in brackets")
+            continue
+        answers = [a.strip() for a in answer_field.split("|") if a.strip()]
+        if not answers:
+            yield BadRecord(where, "no answers after the tab")
+            continue
+        taken += 1
+        text = question.replace("[", "").replace("]", "").strip()
+        qid = f"{hops}-hop/{split}/{lineno}"
+        yield Fragment(
+            where,
+            questions=[
+                QuestionRecord(qid, split, text, answers, topics=[t.strip() for t in topics], answer_keys=answers, props={"hops": hops})
+            ],
+        )
 
 
 def read(root: Path, splits: set[str] | None = None, limit: int | None = None) -> Iterator[Fragment | BadRecord]:

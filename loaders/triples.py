@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from gr_neo4j.ingest.records import BadRecord, Edge, Fragment, GraphRecord, MissingInput, Node
-from gr_neo4j.ingest.source import LoaderSpec
+from gr_neo4j.ingest.source import LoaderSpec, data_lines
 
 NAME = "triples"
 SUFFIXES = {".tsv": "\t", ".csv": ",", ".jsonl": None}
@@ -85,26 +85,22 @@ def _delimited(path: Path, delimiter: str, index: GraphIndex, limit: int | None)
 
 
 def _json_lines(path: Path, index: GraphIndex, limit: int | None) -> Iterator[Fragment | BadRecord]:
-    with path.open(encoding="utf-8") as f:
-        taken = 0
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            if limit is not None and taken >= limit:
-                return
-            taken += 1
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield BadRecord(where, f"bad JSON: {exc.msg} (column {exc.colno})")
-                continue
-            if not isinstance(obj, dict) or any(k not in obj for k in HEADER):
-                yield BadRecord(where, "missing field(s): each line needs head, relation and tail")
-                continue
-            with_graph = obj.get("graph") is not None
-            values = [obj["head"], obj["relation"], obj["tail"]] + ([obj["graph"]] if with_graph else [])
-            yield row_fragment(where, values, index, with_graph)
+    taken = 0
+    for where, _, line in data_lines(path):
+        if limit is not None and taken >= limit:
+            return
+        taken += 1
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield BadRecord(where, f"bad JSON: {exc.msg} (column {exc.colno})")
+            continue
+        if not isinstance(obj, dict) or any(k not in obj for k in HEADER):
+            yield BadRecord(where, "missing field(s): each line needs head, relation and tail")
+            continue
+        with_graph = obj.get("graph") is not None
+        values = [obj["head"], obj["relation"], obj["tail"]] + ([obj["graph"]] if with_graph else [])
+        yield row_fragment(where, values, index, with_graph)
 
 
 def source_files(path: Path) -> list[Path]:

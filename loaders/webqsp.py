@@ -29,7 +29,7 @@ from gr_neo4j.ingest.records import (
     Node,
     QuestionRecord,
 )
-from gr_neo4j.ingest.source import LoaderSpec
+from gr_neo4j.ingest.source import LoaderSpec, data_lines
 
 NAME = "webqsp"
 SPLITS = ("train", "validation", "test")
@@ -105,14 +105,11 @@ def _records(path: Path) -> Iterator[tuple[str, Any] | BadRecord]:
                 yield f"{path} row {row}", record
                 row += 1
         return
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                yield f"{path}:{lineno}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield BadRecord(f"{path}:{lineno}", f"bad JSON: {exc.msg} (column {exc.colno})")
+    for where, _, line in data_lines(path):
+        try:
+            yield where, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield BadRecord(where, f"bad JSON: {exc.msg} (column {exc.colno})")
 
 
 def source_files(path: Path) -> list[Path]:

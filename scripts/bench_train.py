@@ -51,7 +51,7 @@ def main() -> None:
     import torch
 
     from gr_neo4j.metrics import score
-    from gr_neo4j.model import GRetrieverModel, ModelConfig, TrainConfig, answer, evaluate, train
+    from gr_neo4j.model import GRetrieverModel, TrainConfig, answer, evaluate, train
     from gr_neo4j.model.checkpoint import load_llm_named
     from gr_neo4j.model.datasets import load_splits
     from gr_neo4j.settings import load_settings
@@ -91,7 +91,7 @@ def main() -> None:
     if not args.no_baseline:
         test = splits["test"][: args.eval_limit]
         # a fresh copy of the LLM: with --lora the trained run wrapped the loaded one in adapters
-        base = GRetrieverModel(*load_llm_named("", settings), ModelConfig(llm=report["llm"], embed_dim=0, gnn="none"))
+        base = GRetrieverModel.llm_only(*load_llm_named("", settings), report["llm"])
         t0 = time.perf_counter()
         preds = answer(base, test, batch_size=args.eval_batch_size)
         rate = len(test) / (time.perf_counter() - t0)

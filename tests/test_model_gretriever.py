@@ -149,9 +149,7 @@ def test_llm_only_mode_has_no_graph_token_and_nothing_to_train():
 
 
 def test_zero_shot_ask_uses_the_models_prompt_and_cuts_long_graph_text():
-    from gr_neo4j.retrieval.ask import zero_shot_model
-
-    model = zero_shot_model(tiny_llm(), "tiny", max_new_tokens=3)
+    model = GRetrieverModel.llm_only(*tiny_llm(), "tiny", max_new_tokens=3)
     assert model.encoder is None and model.prompts.max_txt_len == 512
     sample = tiny_samples(1)[0]
     long = replace(sample, desc=sample.desc * 400)

@@ -16,6 +16,16 @@ from typing import Callable, Iterator
 
 from .records import BadRecord, Fragment, MissingInput
 
+def data_lines(path: Path) -> Iterator[tuple[str, int, str]]:
+    """(where, line number, line) of every non-blank line of a UTF-8 text file, the line ending
+    stripped; ``where`` is ``"path:lineno"``, the position every loader's errors name."""
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\r\n")
+            if line.strip():
+                yield f"{path}:{lineno}", lineno, line
+
+
 Reader = Callable[[Path, "set[str] | None", "int | None"], Iterator["Fragment | BadRecord"]]
 
 # Dataset name -> module in gr_neo4j.loaders (imported on first use).

@@ -90,6 +90,12 @@ class GRetrieverModel(nn.Module):
             ).to(device)
         self.prompts = PromptBuilder(tokenizer, config.max_txt_len, config.max_new_tokens)
 
+    @classmethod
+    def llm_only(cls, llm: nn.Module, tokenizer, name: str, max_new_tokens: int = 32) -> "GRetrieverModel":
+        """The LLM alone behind the same prompt, no graph token: zero-shot answering and the
+        benchmarks' baseline see exactly the chat template and ``max_txt_len`` cut of a trained model."""
+        return cls(llm, tokenizer, ModelConfig(llm=name, embed_dim=0, gnn="none", max_new_tokens=max_new_tokens))
+
     # -- pieces ---------------------------------------------------------------------------------
 
     @property

@@ -53,14 +53,6 @@ def as_sample(result: RetrievalResult):
                           dataset=result.dataset, node_texts=[n.text for n in result.nodes])
 
 
-def zero_shot_model(llm, name: str, max_new_tokens: int = MAX_NEW_TOKENS):
-    """The LLM alone (``(model, tokenizer)``, no graph token) behind the trained model's prompt:
-    the same instruction, chat template and ``max_txt_len`` cut of the textualized subgraph."""
-    from ..model import GRetrieverModel, ModelConfig
-
-    return GRetrieverModel(llm[0], llm[1], ModelConfig(llm=name, embed_dim=0, gnn="none", max_new_tokens=max_new_tokens))
-
-
 def model_answer(model, result: RetrievalResult) -> str:
     """Greedy answer of a :class:`~gr_neo4j.model.GRetrieverModel` (trained or zero-shot)."""
     from ..model.checkpoint import answer
@@ -126,7 +118,9 @@ def ask(
                 by = f"{name} (zero-shot)"
             else:
                 name, by = "", "given LLM (zero-shot)"
-            answer = model_answer(zero_shot_model(llm, name), result)
+            from ..model import GRetrieverModel
+
+            answer = model_answer(GRetrieverModel.llm_only(*llm, name, MAX_NEW_TOKENS), result)
         answer_ms = 1000 * (time.perf_counter() - began)
         rid = record(retriever, result, answer if answer_it else None) if record_it else None
         return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid)

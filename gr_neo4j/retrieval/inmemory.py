@@ -20,6 +20,15 @@ from .candidates import CandidateLimits, Candidates, RelationVocab
 DUMP_PAGE = 20000
 
 
+def _paged(conn, name: str, dataset: str):
+    """Every row of a dump statement, read in pages of DUMP_PAGE ordered by uid (keyset paging:
+    each page starts after the last uid of the one before)."""
+    last = ""
+    while rows := conn.read(name, dataset=dataset, after=last, page=DUMP_PAGE):
+        yield from rows
+        last = rows[-1]["uid"]
+
+
 @dataclass
 class InMemoryKG:
     """Parallel arrays of one knowledge-graph dataset (N entities, E relationships, R relation texts)."""
@@ -50,31 +59,19 @@ class InMemoryKG:
     def from_neo4j(cls, conn, dataset: str) -> "InMemoryKG":
         """Read the whole dataset (entities with embeddings, relationships) out of Neo4j, page by page."""
         keys, texts, vecs = [], [], []
-        last = ""
-        while True:
-            rows = conn.read("retrieval_dump_entities", dataset=dataset, after=last, page=DUMP_PAGE)
-            if not rows:
-                break
-            for r in rows:
-                keys.append(r["key"])
-                texts.append(r["text"])
-                vecs.append(r["embedding"])
-            last = rows[-1]["uid"]
+        for r in _paged(conn, "retrieval_dump_entities", dataset):
+            keys.append(r["key"])
+            texts.append(r["text"])
+            vecs.append(r["embedding"])
         index = {k: i for i, k in enumerate(keys)}
         rel_rows = conn.read("retrieval_dump_rel_texts", dataset=dataset)
         rel_index = {r["text"]: i for i, r in enumerate(rel_rows)}
         rel_vecs = [r["embedding"] for r in rel_rows]
         heads, tails, rels = [], [], []
-        last = ""
-        while True:
-            rows = conn.read("retrieval_dump_rels", dataset=dataset, after=last, page=DUMP_PAGE)
-            if not rows:
-                break
-            for r in rows:
-                heads.append(index[r["head"]])
-                tails.append(index[r["tail"]])
-                rels.append(rel_index[r["text"]])
-            last = rows[-1]["uid"]
+        for r in _paged(conn, "retrieval_dump_rels", dataset):
+            heads.append(index[r["head"]])
+            tails.append(index[r["tail"]])
+            rels.append(rel_index[r["text"]])
         return cls.from_arrays(keys, texts, np.asarray(vecs, dtype=np.float32), heads, tails, rels, list(rel_index), np.asarray(rel_vecs, dtype=np.float32))
 
     @property
