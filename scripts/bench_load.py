@@ -34,6 +34,7 @@ import psutil
 from gr_neo4j.connection import connect
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.ingest import drop_from, get_loader, load_into, stats_of
+from gr_neo4j.ingest.records import entity_uid, rel_uid
 from gr_neo4j.ingest.source import shared_path
 from gr_neo4j.settings import load_settings
 
@@ -108,7 +109,7 @@ def baseline(conn, kb: Path, embedder, n: int) -> dict:
         rel = r.replace("_", " ")
         params = {
             "dataset": ds, "h": h, "t": t, "r_text": rel,
-            "h_uid": f"{ds}||{h}", "t_uid": f"{ds}||{t}", "r_uid": f"{ds}||{h}|{r}|{t}",
+            "h_uid": entity_uid(ds, "", h), "t_uid": entity_uid(ds, "", t), "r_uid": rel_uid(ds, "", h, r, t),
             "h_vec": vectors[h], "t_vec": vectors[t], "r_vec": vectors[rel],
         }
         conn.write_tx(lambda tx, p=params: tx.run(BASELINE_ROW, p).consume())
@@ -130,7 +131,7 @@ def storage_comparison(conn, dimension: int, n: int = 5000, batch: int = 1000) -
             "SET n.dataset = $dataset, n.graph = '', n.key = row.key, n.text = row.key "
             f"WITH n, row {setter} RETURN count(*) AS written"
         )
-        rows = [{"uid": f"{ds}||{label}|{i}", "key": f"{label} {i}", "v": i % batch} for i in range(n)]
+        rows = [{"uid": entity_uid(ds, "", f"{label} {i}"), "key": f"{label} {i}", "v": i % batch} for i in range(n)]
         began = time.perf_counter()
         for start in range(0, n, batch):
             params = {"dataset": ds, "rows": rows[start : start + batch], "vectors": vectors[start : start + batch].tolist()}

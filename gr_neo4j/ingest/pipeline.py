@@ -139,7 +139,7 @@ def load_into(
     with phases.phase("find existing", total=4, unit="kinds") as advance:
         new_entities = _missing(conn, "load_existing_entities", collected.entities, advance, dataset=ds)
         new_rels = _missing(conn, "load_existing_rels", collected.rels, advance, dataset=ds)
-        new_graphs = _missing(conn, "load_existing_graphs", collected.graphs, advance, prefix=f"{ds}|")
+        new_graphs = _missing(conn, "load_existing_graphs", collected.graphs, advance, dataset=ds)
         new_questions = _missing(conn, "load_existing_questions", collected.questions, advance, dataset=ds)
 
     vectors, texts_embedded = _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases)

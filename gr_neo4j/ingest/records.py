@@ -16,20 +16,30 @@ PER_SAMPLE = "per-sample"
 KNOWLEDGE_GRAPH = "knowledge-graph"
 
 
+def make_uid(*parts: str) -> str:
+    """The uid of a row: its parts joined by '|', each with '\\' and '|' escaped ('\\\\', '\\|').
+
+    Escaping makes uids injective: ('a|b', 'c') and ('a', 'b|c') would both join to 'a|b|c'
+    unescaped, and one row would silently replace the other. Parts without '|' or '\\' are
+    unchanged, so such uids read as before: 'metaqa||Tom Hanks'.
+    """
+    return "|".join(p.replace("\\", "\\\\").replace("|", "\\|") for p in parts)
+
+
 def entity_uid(dataset: str, graph: str, key: str) -> str:
-    return f"{dataset}|{graph}|{key}"
+    return make_uid(dataset, graph, key)
 
 
 def rel_uid(dataset: str, graph: str, head: str, relation: str, tail: str) -> str:
-    return f"{dataset}|{graph}|{head}|{relation}|{tail}"
+    return make_uid(dataset, graph, head, relation, tail)
 
 
 def graph_uid(dataset: str, graph: str) -> str:
-    return f"{dataset}|{graph}"
+    return make_uid(dataset, graph)
 
 
 def question_uid(dataset: str, qid: str) -> str:
-    return f"{dataset}|{qid}"
+    return make_uid(dataset, qid)
 
 
 @dataclass(frozen=True)

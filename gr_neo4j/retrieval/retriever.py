@@ -21,6 +21,7 @@ from ..connection import Connection, connect
 from ..cypher_store import statement
 from ..embedder import Embedder, load_embedder
 from ..errors import GrNeo4jError
+from ..ingest.records import entity_uid
 from ..settings import Settings
 from ..textualize import textualize, to_data
 from .candidates import (
@@ -94,8 +95,8 @@ class DatasetInfo:
 
 
 def kg_entity_uid(dataset: str, key: str) -> str:
-    """The uid of a knowledge-graph entity (graph "" in the data model)."""
-    return f"{dataset}||{key}"
+    """The uid of a knowledge-graph entity (graph "" in the data model), escaped as the loader's."""
+    return entity_uid(dataset, "", key)
 
 
 class Retriever:
