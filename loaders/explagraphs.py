@@ -15,8 +15,8 @@ Splits are G-Retriever's 60/20/20 random split with seed 42 over all rows (`pape
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from gr_neo4j.ingest.records import (
     PER_SAMPLE,
@@ -37,7 +37,7 @@ HEADER = ["arg1", "arg2", "label", "graph"]
 STANCES = ("support", "counter")
 TRIPLE = re.compile(r"\((.*?)\)")
 
-__all__ = ["paper_split", "parse_graph", "read", "LOADER"]
+__all__ = ["LOADER", "paper_split", "parse_graph", "read"]
 
 
 def parse_graph(graph: str) -> tuple[list[str], list[tuple[int, str, int]]]:
@@ -79,10 +79,15 @@ def source_files(path: Path) -> list[Path]:
     return files
 
 
-def _data_lines(files: list[Path]) -> Iterator[tuple[str, str]]:
-    """(where, line) of every data line, header lines and blank lines left out."""
+def _data_lines(files: list[Path]) -> Iterator[tuple[str, str | BadRecord]]:
+    """(where, line) of every data line, header lines and blank lines left out. A line that is not
+    UTF-8 stays a row (as a BadRecord), so the rows after it keep their numbers and splits."""
     for path in files:
-        for where, lineno, line in data_lines(path):
+        for item in data_lines(path):
+            if isinstance(item, BadRecord):
+                yield item.where, item
+                continue
+            where, lineno, line = item
             if lineno == 1 and [c.strip().lower() for c in line.split("\t")] == HEADER:
                 continue
             yield where, line
@@ -121,7 +126,7 @@ def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -
         if splits is not None and split_names[row] not in splits:
             continue
         taken += 1
-        yield row_fragment(where, row, line, split_names[row])
+        yield line if isinstance(line, BadRecord) else row_fragment(where, row, line, split_names[row])
 
 
 LOADER = LoaderSpec(

@@ -16,8 +16,8 @@ a line is `question with [topic entity]<TAB>answer1|answer2`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from gr_neo4j.ingest.records import (
     KNOWLEDGE_GRAPH,
@@ -56,7 +56,11 @@ def question_files(root: Path, splits: set[str] | None) -> list[tuple[int, str, 
 
 
 def read_kb(path: Path) -> Iterator[Fragment | BadRecord]:
-    for where, _, line in data_lines(path):
+    for item in data_lines(path):
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        where, _, line = item
         parts = line.split("|")
         if len(parts) != 3:
             yield BadRecord(where, f"wrong column count: expected head|relation|tail, got {len(parts)} field(s)")
@@ -74,9 +78,13 @@ def read_kb(path: Path) -> Iterator[Fragment | BadRecord]:
 
 def read_questions(path: Path, hops: int, split: str, limit: int | None) -> Iterator[Fragment | BadRecord]:
     taken = 0
-    for where, lineno, line in data_lines(path):
+    for item in data_lines(path):
         if limit is not None and taken >= limit:
             return
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        where, lineno, line = item
         parts = line.split("\t")
         if len(parts) != 2:
             yield BadRecord(where, f"wrong column count: expected question<TAB>answers, got {len(parts)} field(s)")

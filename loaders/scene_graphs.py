@@ -15,10 +15,10 @@ them every scene graph is loaded and there are no splits.
 
 from __future__ import annotations
 
-import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from gr_neo4j.ingest.records import (
     PER_SAMPLE,
@@ -30,7 +30,7 @@ from gr_neo4j.ingest.records import (
     Node,
     QuestionRecord,
 )
-from gr_neo4j.ingest.source import LoaderSpec
+from gr_neo4j.ingest.source import LoaderSpec, csv_rows
 from gr_neo4j.ingest.split import split_of_groups
 
 NAME = "scene_graphs"
@@ -75,11 +75,18 @@ def graph_fragment(where: str, image_id: str, scene: Any) -> Fragment | BadRecor
 
 
 def _load_json(path: Path) -> tuple[Any, BadRecord | None]:
+    """The whole file's JSON, or one bad record naming the file and where it went wrong."""
+    raw = path.read_bytes()
     try:
-        with path.open(encoding="utf-8") as f:
-            return json.load(f), None
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, BadRecord(str(path), f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})")
+    try:
+        return json.loads(text), None
     except json.JSONDecodeError as exc:
         return None, BadRecord(f"{path}:{exc.lineno}:{exc.colno}", f"bad JSON: {exc.msg}")
+    except RecursionError:
+        return None, BadRecord(str(path), "bad JSON: nested too deeply")
 
 
 def _questions_json(path: Path) -> Iterator[tuple[str, str, dict] | BadRecord]:
@@ -99,28 +106,34 @@ def _questions_json(path: Path) -> Iterator[tuple[str, str, dict] | BadRecord]:
 
 
 def _questions_csv(path: Path) -> Iterator[tuple[str, str, dict] | BadRecord]:
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in ("image_id", "question", "answer") if c not in (reader.fieldnames or [])]
-        if missing:
-            yield BadRecord(f"{path}:1", f"wrong header: missing column(s) {', '.join(missing)} (expected image_id, question, answer, full_answer)")
-            return
-        id_column = next((c for c in ("qid", "id") if c in reader.fieldnames), None)
-        for row_number, row in enumerate(reader):
-            where = f"{path}:{reader.line_num}"
-            if None in row or any(row[c] is None for c in ("image_id", "question", "answer")):
-                yield BadRecord(where, f"wrong column count: expected {len(reader.fieldnames)} fields")
-                continue
-            qid = row[id_column] if id_column else str(row_number)
-            yield where, qid, {"image_id": row["image_id"], "question": row["question"], "answer": row["answer"], "full_answer": row.get("full_answer")}
+    rows = csv_rows(path)
+    header = next((r for r in rows if not isinstance(r, BadRecord)), None)
+    fieldnames = [c.strip() for c in header[1]] if header else []
+    missing = [c for c in ("image_id", "question", "answer") if c not in fieldnames]
+    if missing:
+        yield BadRecord(f"{path}:1", f"wrong header: missing column(s) {', '.join(missing)} (expected image_id, question, answer, full_answer)")
+        return
+    id_column = next((c for c in ("qid", "id") if c in fieldnames), None)
+    for row_number, item in enumerate(rows):
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        where, values = item
+        if len(values) != len(fieldnames):
+            yield BadRecord(where, f"wrong column count: expected {len(fieldnames)} fields")
+            continue
+        row = dict(zip(fieldnames, values))
+        qid = row[id_column] if id_column else str(row_number)
+        yield where, qid, {"image_id": row["image_id"], "question": row["question"], "answer": row["answer"], "full_answer": row.get("full_answer")}
 
 
 def _files(path: Path) -> tuple[list[Path], list[Path]]:
     if path.is_file():
         return [path], []
-    graphs = sorted(p for p in path.glob("*.json") if "scenegraph" in p.name.lower())
-    questions = sorted(p for p in path.glob("*.json") if "question" in p.name.lower()) + sorted(
-        p for p in path.glob("*.csv") if "question" in p.name.lower()
+    files = [p for p in path.iterdir() if p.is_file()]  # not a directory named x_sceneGraphs.json
+    graphs = sorted(p for p in files if p.suffix == ".json" and "scenegraph" in p.name.lower())
+    questions = sorted(p for p in files if p.suffix == ".json" and "question" in p.name.lower()) + sorted(
+        p for p in files if p.suffix == ".csv" and "question" in p.name.lower()
     )
     if not graphs:
         raise MissingInput(f"{path} has no *sceneGraphs*.json file ({LOADER.path_help})")

@@ -1,7 +1,8 @@
 """A user's own graph: head, relation, tail rows in TSV, CSV or JSON lines (optionally a graph id).
 
 - `.tsv` / `.csv`: three columns `head, relation, tail`, or four with a graph id; an optional header
-  row `head,relation,tail[,graph]` is recognised.
+  row `head,relation,tail[,graph]` is recognised. TSV has no quoting (a field is what lies between
+  tabs, quotes included); CSV follows the usual quoting rules.
 - `.jsonl`: one object a line with keys `head`, `relation`, `tail` and optionally `graph`.
 - A directory: every such file in it, in name order.
 
@@ -12,16 +13,22 @@ of first appearance (as the ExplaGraphs loader does). Texts are kept as written 
 
 from __future__ import annotations
 
-import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from gr_neo4j.ingest.records import BadRecord, Edge, Fragment, GraphRecord, MissingInput, Node
-from gr_neo4j.ingest.source import LoaderSpec, data_lines
+from gr_neo4j.ingest.records import (
+    BadRecord,
+    Edge,
+    Fragment,
+    GraphRecord,
+    MissingInput,
+    Node,
+)
+from gr_neo4j.ingest.source import LoaderSpec, csv_rows, data_lines
 
 NAME = "triples"
-SUFFIXES = {".tsv": "\t", ".csv": ",", ".jsonl": None}
+SUFFIXES = (".tsv", ".csv", ".jsonl")
 HEADER = ["head", "relation", "tail"]
 
 
@@ -63,32 +70,46 @@ def row_fragment(where: str, values: list, index: GraphIndex, with_graph: bool) 
     )
 
 
-def _delimited(path: Path, delimiter: str, index: GraphIndex, limit: int | None) -> Iterator[Fragment | BadRecord]:
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter=delimiter)
-        with_graph = None
-        taken = 0
-        for row in reader:
-            where = f"{path}:{reader.line_num}"
-            if not row or not any(c.strip() for c in row):
-                continue
-            if with_graph is None:
-                lowered = [c.strip().lower() for c in row]
-                if lowered[:3] == HEADER and lowered[3:] in ([], ["graph"]):
-                    with_graph = len(row) == 4
-                    continue
+def _rows(path: Path) -> Iterator[tuple[str, list[str]] | BadRecord]:
+    """(where, fields) of every row. TSV has no quoting in these datasets: a field is what lies
+    between tabs, so `"Crocodile" Dundee` keeps its quotes and a lone `"` cannot swallow the lines
+    after it. CSV keeps its quoting (a name with a comma is quoted)."""
+    if path.suffix == ".csv":
+        yield from csv_rows(path)
+        return
+    for item in data_lines(path):
+        yield item if isinstance(item, BadRecord) else (item[0], item[2].split("\t"))
+
+
+def _delimited(path: Path, index: GraphIndex, limit: int | None) -> Iterator[Fragment | BadRecord]:
+    with_graph = None
+    taken = 0
+    for item in _rows(path):
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        where, row = item
+        if with_graph is None:
+            lowered = [c.strip().lower() for c in row]
+            if lowered[:3] == HEADER and lowered[3:] in ([], ["graph"]):
                 with_graph = len(row) == 4
-            if limit is not None and taken >= limit:
-                return
-            taken += 1
-            yield row_fragment(where, row, index, with_graph)
+                continue
+            with_graph = len(row) == 4
+        if limit is not None and taken >= limit:
+            return
+        taken += 1
+        yield row_fragment(where, row, index, with_graph)
 
 
 def _json_lines(path: Path, index: GraphIndex, limit: int | None) -> Iterator[Fragment | BadRecord]:
     taken = 0
-    for where, _, line in data_lines(path):
+    for item in data_lines(path):
         if limit is not None and taken >= limit:
             return
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        where, _, line = item
         taken += 1
         try:
             obj = json.loads(line)
@@ -108,7 +129,7 @@ def source_files(path: Path) -> list[Path]:
         if path.suffix not in SUFFIXES:
             raise MissingInput(f"{path}: unknown triples format {path.suffix!r} (use .tsv, .csv or .jsonl)")
         return [path]
-    files = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES)
+    files = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES and p.is_file())  # not a directory named x.tsv
     if not files:
         raise MissingInput(f"{path} has no .tsv, .csv or .jsonl files")
     return files
@@ -117,8 +138,7 @@ def source_files(path: Path) -> list[Path]:
 def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -> Iterator[Fragment | BadRecord]:
     index = GraphIndex()
     for file in source_files(path):
-        delimiter = SUFFIXES[file.suffix]
-        yield from (_json_lines(file, index, limit) if delimiter is None else _delimited(file, delimiter, index, limit))
+        yield from (_json_lines(file, index, limit) if file.suffix == ".jsonl" else _delimited(file, index, limit))
 
 
 LOADER = LoaderSpec(

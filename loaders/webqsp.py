@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from gr_neo4j.ingest.records import (
     KNOWLEDGE_GRAPH,
@@ -92,7 +93,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any] | BadRecord]:
 
         try:
             parquet = pq.ParquetFile(path)
-        except Exception as exc:  # pyarrow raises several types for a damaged file
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowIOError / ArrowInvalid for a damaged file
             yield BadRecord(str(path), f"bad parquet file: {exc}")
             return
         missing = [c for c in COLUMNS if c not in parquet.schema_arrow.names]
@@ -100,12 +101,19 @@ def _records(path: Path) -> Iterator[tuple[str, Any] | BadRecord]:
             yield BadRecord(str(path), f"missing column(s): {', '.join(missing)}")
             return
         row = 0
-        for batch in parquet.iter_batches(batch_size=256, columns=COLUMNS):
-            for record in batch.to_pylist():
-                yield f"{path} row {row}", record
-                row += 1
+        try:
+            for batch in parquet.iter_batches(batch_size=256, columns=COLUMNS):
+                for record in batch.to_pylist():
+                    yield f"{path} row {row}", record
+                    row += 1
+        except (OSError, ValueError) as exc:  # a damaged page, or a string that is not UTF-8, part way through
+            yield BadRecord(f"{path} row {row}", f"bad parquet file: {str(exc)[:200]}")
         return
-    for where, _, line in data_lines(path):
+    for item in data_lines(path):
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        where, _, line = item
         try:
             yield where, json.loads(line)
         except json.JSONDecodeError as exc:
@@ -145,7 +153,7 @@ def fetch_from_hub() -> Path:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(HUB_ID, repo_type="dataset", allow_patterns=["*.parquet"]))
-    except Exception as exc:  # offline, hub errors, missing package: all mean "give me a path"
+    except Exception as exc:  # noqa: BLE001 - offline, hub errors, missing package: all mean "give me a path"
         first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
         raise MissingInput(
             f"WebQSP was not found: pass --path to the RoG-webqsp parquet shards or JSON lines "

@@ -1,12 +1,20 @@
-"""Nothing lost, nothing corrupted (issue #9): uids that cannot collide."""
+"""Nothing lost, nothing corrupted (issue #9): uids that cannot collide, input read exactly as
+written (TSV without quoting, bytes that are not UTF-8), limits checked before anything is
+written, re-loads that bring changed samples to the file's content, counts of what was created."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+from conftest import FIXTURES
 from test_load_support import counts, tiny_embedder
 
-from gr_neo4j.ingest import load_dataset
+from gr_neo4j.ingest import BadInput, MissingInput, load_dataset
 from gr_neo4j.ingest.records import entity_uid, make_uid
 from gr_neo4j.retrieval.retriever import kg_entity_uid
+
+THREE_ROWS = (FIXTURES / "explagraphs" / "three_rows.tsv").read_text(encoding="utf-8").splitlines()
 
 
 def write(path, text: str | bytes):
@@ -33,3 +41,107 @@ def test_triples_differing_only_in_where_the_bar_is_are_two_relationships(server
     assert counts(conn, "triples")["rels"] == 2
     uid = conn.query("MATCH (n:Entity {dataset: 'triples', key: 'a|b'}) RETURN n.uid AS uid")[0]["uid"]
     assert uid == entity_uid("triples", "", "a|b") == kg_entity_uid("triples", "a|b") == "triples||a\\|b"
+
+
+# --- reading input exactly ----------------------------------------------------------------------
+
+
+def test_tsv_quotes_are_text_and_an_unclosed_quote_swallows_nothing(server, conn, tmp_path):
+    rows = ['"Crocodile" Dundee\tdirected by\tPeter Faiman', '"Unclosed\tstarred\tNobody']
+    rows += [f"film {i}\treleased in\t19{i:02d}" for i in range(20)]
+    report = load(server, "triples", write(tmp_path / "films.tsv", "\n".join(rows) + "\n"))
+    assert (report.input_relationships, report.skipped) == (22, 0)
+    keys = {r["k"] for r in conn.query("MATCH (n:Entity {dataset: 'triples'}) RETURN n.key AS k")}
+    assert {'"Crocodile" Dundee', '"Unclosed', "film 19"} <= keys
+
+
+def _explagraphs(tmp_path, bad: bytes):
+    lines = [line.encode() for line in THREE_ROWS]
+    return write(tmp_path / "x.tsv", b"\n".join([lines[0], bad, lines[2]]) + b"\n")
+
+
+def _metaqa(tmp_path, bad: bytes):
+    root = tmp_path / "metaqa"
+    (root / "1-hop").mkdir(parents=True)
+    write(root / "kb.txt", b"Film A|directed_by|Ann\n" + bad + b"\nFilm B|directed_by|Bob\n")
+    write(root / "1-hop" / "qa_dev.txt", "who directed [Film A]\tAnn\n")
+    return root
+
+
+def _webqsp(tmp_path, bad: bytes):
+    good = [json.dumps({"id": f"q{i}", "question": "q?", "answer": ["b"], "q_entity": ["a"], "a_entity": ["b"], "graph": [["a", "r", "b"]]}) for i in range(2)]
+    return write(tmp_path / "train.jsonl", b"\n".join([good[0].encode(), bad, good[1].encode()]) + b"\n")
+
+
+def _scene_csv(tmp_path, bad: bytes):
+    root = tmp_path / "gqa"
+    root.mkdir()
+    (root / "train_sceneGraphs.json").write_bytes((FIXTURES / "scene_graphs_csv" / "train_sceneGraphs.json").read_bytes())
+    lines = (FIXTURES / "scene_graphs_csv" / "questions.csv").read_bytes().splitlines()
+    write(root / "questions.csv", b"\n".join([lines[0], lines[1], bad, *lines[2:]]) + b"\n")
+    return root
+
+
+NOT_UTF8 = b"caf\xe9\tis a\tplace"  # Latin-1 'é'
+# loader, input builder, where the bad line is, the count that the good lines give with skip
+LINE_CASES = [
+    ("triples", lambda p, bad: write(p / "x.tsv", b"a\tr\tb\n" + bad + b"\nc\tr\td\n"), "x.tsv:2", ("rels", 2)),
+    ("triples", lambda p, bad: write(p / "x.csv", b"a,r,b\n" + bad + b"\nc,r,d\n"), "x.csv:2", ("rels", 2)),
+    ("triples", lambda p, bad: write(p / "x.jsonl", b'{"head": "a", "relation": "r", "tail": "b"}\n' + bad + b"\n"), "x.jsonl:2", ("rels", 1)),
+    ("explagraphs", _explagraphs, "x.tsv:2", ("graphs", 2)),
+    ("metaqa", _metaqa, "kb.txt:2", ("rels", 2)),
+    ("webqsp", _webqsp, "train.jsonl:2", ("questions", 2)),
+    ("scene_graphs", _scene_csv, "questions.csv:3", ("graphs", 2)),
+]
+LINE_IDS = [f"{c[0]}-{c[2].split(':')[0]}" for c in LINE_CASES]
+
+
+@pytest.mark.parametrize("dataset, build, where, good", LINE_CASES, ids=LINE_IDS)
+def test_a_line_that_is_not_utf8_is_one_bad_record(server, conn, tmp_path, dataset, build, where, good):
+    path = build(tmp_path, NOT_UTF8)
+    with pytest.raises(BadInput, match=rf"{where}: not valid UTF-8 \(byte 0xe9 at column 4\).*nothing was written"):
+        load(server, dataset, path)
+    assert set(counts(conn, dataset).values()) == {0}
+    report = load(server, dataset, path, on_error="skip")
+    assert report.skipped_reasons == {"not valid UTF-8": 1}
+    assert counts(conn, dataset)[good[0]] == good[1]
+
+
+def test_a_scene_graphs_json_that_is_not_utf8_names_file_and_offset(server, conn, tmp_path):
+    data = (FIXTURES / "scene_graphs" / "train_sceneGraphs.json").read_bytes()
+    at = data.index(b'"name"')
+    path = write(tmp_path / "train_sceneGraphs.json", data[:at] + b'"n\xff":1,' + data[at:])
+    with pytest.raises(BadInput, match=rf"train_sceneGraphs.json: not valid UTF-8 \(byte 0xff at offset {at + 2}\)"):
+        load(server, "scene_graphs", path)
+    assert set(counts(conn, "scene_graphs").values()) == {0}
+
+
+@pytest.mark.parametrize("name", ["x.tsv", "x.csv", "x.jsonl", "kb.txt"])
+def test_a_binary_file_is_one_bad_record(server, conn, tmp_path, name):
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+    if name == "kb.txt":
+        path = _metaqa(tmp_path, b"x|r|y")
+        write(path / "kb.txt", png)
+        dataset, where = "metaqa", path / "kb.txt"
+    else:
+        path, dataset, where = write(tmp_path / name, png), "triples", tmp_path / name
+    with pytest.raises(BadInput, match=rf"{where}: binary file, not text \(NUL byte at offset 8\)"):
+        load(server, dataset, path)
+
+
+def test_a_csv_field_over_the_csv_limit_is_a_bad_record(server, conn, tmp_path):
+    path = write(tmp_path / "x.csv", "a,r,b\n" + '"' + "x" * 200_000 + '",r,c\nd,r,e\n')
+    with pytest.raises(BadInput, match=r"x.csv:2: bad CSV: field larger than field limit"):
+        load(server, "triples", path)
+    report = load(server, "triples", path, on_error="skip")
+    assert report.skipped == 1 and counts(conn, "triples")["rels"] == 2
+
+
+def test_a_directory_named_like_a_triples_file_is_not_read(server, conn, tmp_path):
+    write(tmp_path / "a.tsv", "a\tr\tb\n")
+    (tmp_path / "b.tsv").mkdir()
+    report = load(server, "triples", tmp_path)
+    assert (report.input_relationships, report.skipped) == (1, 0)
+    (tmp_path / "a.tsv").unlink()
+    with pytest.raises(MissingInput, match="has no .tsv, .csv or .jsonl files"):
+        load(server, "triples", tmp_path)

@@ -8,22 +8,99 @@ writes and reports.
 
 from __future__ import annotations
 
+import csv
 import importlib
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .records import BadRecord, Fragment, MissingInput
 
-def data_lines(path: Path) -> Iterator[tuple[str, int, str]]:
+# A NUL byte in the first block marks a binary file (as git and grep decide); text formats never hold one.
+BINARY_PROBE = 8192
+
+
+def binary_file(path: Path) -> BadRecord | None:
+    """A bad record for the whole file when it is binary (an image, an archive), else None."""
+    with path.open("rb") as f:
+        head = f.read(BINARY_PROBE)
+    at = head.find(b"\0")
+    return None if at < 0 else BadRecord(str(path), f"binary file, not text (NUL byte at offset {at})")
+
+
+def decode_line(where: str, raw: bytes) -> str | BadRecord:
+    """One line as text, or a bad record naming the first byte that is not UTF-8 and its column."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return BadRecord(where, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+
+
+def text_lines(path: Path) -> Iterator[tuple[str, int, str | BadRecord]]:
+    """(where, line number, line or BadRecord) of every line, its ending stripped. Decoded line by
+    line, so one line that is not UTF-8 is one bad record (skippable) instead of a failed load;
+    a binary file is one bad record. A UTF-8 byte order mark is dropped."""
+    bad = binary_file(path)
+    if bad:
+        yield str(path), 0, bad
+        return
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            where = f"{path}:{lineno}"
+            yield where, lineno, decode_line(where, raw.rstrip(b"\r\n"))
+
+
+def data_lines(path: Path) -> Iterator[tuple[str, int, str] | BadRecord]:
     """(where, line number, line) of every non-blank line of a UTF-8 text file, the line ending
-    stripped; ``where`` is ``"path:lineno"``, the position every loader's errors name."""
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if line.strip():
-                yield f"{path}:{lineno}", lineno, line
+    stripped; ``where`` is ``"path:lineno"``, the position every loader's errors name. A line that
+    is not UTF-8 (or a binary file) comes as a `BadRecord` in its place."""
+    for where, lineno, line in text_lines(path):
+        if isinstance(line, BadRecord):
+            yield line
+        elif line.strip():
+            yield where, lineno, line
+
+
+def csv_rows(path: Path) -> Iterator[tuple[str, list[str]] | BadRecord]:
+    """(where, fields) of every non-blank CSV row (quoted fields may span lines; ``where`` names the
+    row's first line). Lines that are not UTF-8, and rows the csv module rejects (a field over its
+    128 KB limit), are bad records; reading goes on with the next row."""
+    lines = text_lines(path)
+    pending: list[BadRecord] = []
+    first: list[int] = []  # line number of the first line the current row read
+
+    def feed() -> Iterator[str]:
+        for _, lineno, line in lines:
+            if isinstance(line, BadRecord):
+                pending.append(line)
+                continue
+            if not first:
+                first.append(lineno)
+            yield line + "\n"
+
+    reader = csv.reader(feed())
+    while True:
+        first.clear()
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            yield from _flush(pending)
+            yield BadRecord(f"{path}:{first[0] if first else reader.line_num}", f"bad CSV: {exc}")
+            continue
+        yield from _flush(pending)
+        if any(c.strip() for c in row):
+            yield f"{path}:{first[0]}", row
+    yield from _flush(pending)
+
+
+def _flush(pending: list[BadRecord]) -> Iterator[BadRecord]:
+    yield from pending
+    pending.clear()
 
 
 Reader = Callable[[Path, "set[str] | None", "int | None"], Iterator["Fragment | BadRecord"]]
