@@ -11,7 +11,7 @@ from conftest import FIXTURES
 from test_load_support import counts, tiny_embedder
 
 from gr_neo4j.ingest import BadInput, MissingInput, load_dataset
-from gr_neo4j.ingest.records import entity_uid, make_uid
+from gr_neo4j.ingest.records import MAX_KEY_BYTES, MAX_TEXT_BYTES, entity_uid, make_uid
 from gr_neo4j.retrieval.retriever import kg_entity_uid
 
 THREE_ROWS = (FIXTURES / "explagraphs" / "three_rows.tsv").read_text(encoding="utf-8").splitlines()
@@ -145,3 +145,60 @@ def test_a_directory_named_like_a_triples_file_is_not_read(server, conn, tmp_pat
     (tmp_path / "a.tsv").unlink()
     with pytest.raises(MissingInput, match="has no .tsv, .csv or .jsonl files"):
         load(server, "triples", tmp_path)
+
+
+# --- limits, checked before anything is written ---------------------------------------------------
+
+
+def _graph_row(graph: str) -> str:
+    return json.dumps({"head": "a", "relation": "r", "tail": "b", "graph": graph}, ensure_ascii=False)
+
+
+def test_a_key_at_the_limit_loads_and_one_byte_more_is_a_bad_record(server, conn, tmp_path):
+    # the longest uid of a row is its relationship's, 'triples|G|0|r|1': 14 bytes + the graph id
+    at_limit = "€" * ((MAX_KEY_BYTES - 14) // 3)  # 3 bytes each: the limit is in bytes, not characters
+    assert len(make_uid("triples", at_limit, "0", "r", "1").encode()) == MAX_KEY_BYTES
+    path = write(tmp_path / "g.jsonl", _graph_row(at_limit) + "\n" + _graph_row(at_limit + "x") + "\n")
+    with pytest.raises(BadInput, match=rf"g.jsonl:2: key too long \({MAX_KEY_BYTES + 1} bytes, at most {MAX_KEY_BYTES}\)"):
+        load(server, "triples", path)
+    assert set(counts(conn, "triples").values()) == {0}
+    report = load(server, "triples", path, on_error="skip")  # the real server takes the key at the limit
+    assert report.skipped_reasons == {"key too long": 1}
+    assert (counts(conn, "triples")["graphs"], counts(conn, "triples")["rels"]) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    "graph, row, reason",
+    [
+        ("", "x" * 9000 + "\tr\tb", "key too long (9009 bytes, at most 8000): 'triples||xxx"),
+        ("", "a" * 4000 + "\tr\t" + "b" * 4000, "key too long (8012 bytes"),  # each entity fits, their relationship does not
+        ("\tg", "x" * 10_000_000 + "\tr\tb\tg", f"text too long (10000000 bytes, at most {MAX_TEXT_BYTES}): node 'xxx"),
+    ],
+    ids=["key", "relationship-key", "10MB-text"],
+)
+def test_too_long_is_found_before_the_first_write(server, conn, tmp_path, graph, row, reason):
+    rows = [f"h{i}\tr\tt{i}{graph}" for i in range(30)] + [row]  # the bad row comes after several batches
+    path = write(tmp_path / "x.tsv", "\n".join(rows) + "\n")
+    with pytest.raises(BadInput) as info:
+        load(server, "triples", path, batch_size=10)
+    assert f"x.tsv:31: {reason}" in str(info.value) and len(str(info.value)) < 300
+    assert set(counts(conn, "triples").values()) == {0}  # not even the Dataset node
+    report = load(server, "triples", path, batch_size=10, on_error="skip")
+    assert report.skipped == 1 and counts(conn, "triples")["rels"] == 30
+
+
+def test_values_neo4j_cannot_store_are_bad_records(server, conn, tmp_path):
+    lines = [
+        '{"head": "a", "relation": "r", "tail": "b"}',
+        '{"head": "a\\ud800", "relation": "r", "tail": "b"}',  # a lone surrogate cannot be sent as UTF-8
+    ]
+    write(tmp_path / "x.jsonl", "\n".join(lines) + "\n")
+    with pytest.raises(BadInput, match=r"x.jsonl:2: not valid UTF-8 \(lone surrogate U\+D800"):
+        load(server, "triples", tmp_path / "x.jsonl")
+    scenes = json.loads((FIXTURES / "scene_graphs" / "train_sceneGraphs.json").read_text(encoding="utf-8"))
+    first = next(iter(scenes))
+    scenes[first]["width"] = 2**70  # Bolt carries 64-bit integers only
+    write(tmp_path / "train_sceneGraphs.json", json.dumps(scenes))
+    report = load(server, "scene_graphs", tmp_path / "train_sceneGraphs.json", on_error="skip")
+    assert report.skipped_examples == [f"{tmp_path / 'train_sceneGraphs.json'}: image {first}: bad value: property width is an integer beyond 64 bits"]
+    assert counts(conn, "scene_graphs")["graphs"] == len(scenes) - 1

@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .records import (
+    MAX_KEY_BYTES,
+    MAX_TEXT_BYTES,
     BadRecord,
     Fragment,
     GraphRecord,
@@ -42,45 +45,53 @@ class Collected:
             self.bad.append(item)
             return
         problem = _inconsistency(item)
+        rows = None if problem else self._rows(item)
+        problem = problem or _over_limits(rows)
         if problem:
             self.bad.append(BadRecord(item.where, problem))
             return
+        for kept, new in ((self.entities, rows.entities), (self.rels, rows.rels)):
+            for row in new:
+                kept.setdefault(row["uid"], row)
+        if rows.graph is not None:
+            self.graphs[rows.graph["uid"]] = rows.graph
+        for row in rows.questions:
+            self.questions[row["uid"]] = row
+
+    def _rows(self, item: Fragment) -> FragmentRows:
         ds = self.dataset
-        for node in item.nodes:
-            uid = entity_uid(ds, node.graph, node.key)
-            if uid not in self.entities:
-                self.entities[uid] = {"uid": uid, "graph": node.graph, "key": node.key, "idx": node.idx, "text": node.text}
-        for edge in item.edges:
-            uid = rel_uid(ds, edge.graph, edge.head, edge.relation, edge.tail)
-            if uid not in self.rels:
-                self.rels[uid] = {
-                    "uid": uid,
-                    "graph": edge.graph,
-                    "head": entity_uid(ds, edge.graph, edge.head),
-                    "tail": entity_uid(ds, edge.graph, edge.tail),
-                    "text": edge.text,
-                    "idx": edge.idx,
-                }
-        if item.graph is not None:
-            self._add_graph(item.graph)
-        for question in item.questions:
-            self._add_question(question)
+        entities = [
+            {"uid": entity_uid(ds, n.graph, n.key), "graph": n.graph, "key": n.key, "idx": n.idx, "text": n.text} for n in item.nodes
+        ]
+        rels = [
+            {
+                "uid": rel_uid(ds, e.graph, e.head, e.relation, e.tail),
+                "graph": e.graph,
+                "head": entity_uid(ds, e.graph, e.head),
+                "tail": entity_uid(ds, e.graph, e.tail),
+                "text": e.text,
+                "idx": e.idx,
+            }
+            for e in item.edges
+        ]
+        graph = self._graph_row(item.graph) if item.graph is not None else None
+        return FragmentRows(entities, rels, graph, [self._question_row(q) for q in item.questions])
 
     def add_all(self, items: Iterable[Fragment | BadRecord]) -> None:
         for item in items:
             self.add(item)
 
-    def _add_graph(self, graph: GraphRecord) -> None:
+    def _graph_row(self, graph: GraphRecord) -> dict:
         uid = graph_uid(self.dataset, graph.graph)
-        self.graphs[uid] = {"uid": uid, "graph": graph.graph, "props": {**graph.props, "dataset": self.dataset, "graph": graph.graph}}
+        return {"uid": uid, "graph": graph.graph, "props": {**graph.props, "dataset": self.dataset, "graph": graph.graph}}
 
-    def _add_question(self, q: QuestionRecord) -> None:
+    def _question_row(self, q: QuestionRecord) -> dict:
         ds = self.dataset
         uid = question_uid(ds, q.qid)
         props = {**q.props, "id": q.qid, "dataset": ds, "split": q.split, "text": q.text, "answers": list(q.answers)}
         if q.on_graph:
             props["graph"] = q.graph
-        self.questions[uid] = {
+        return {
             "uid": uid,
             "props": props,
             "topics": _unique(entity_uid(ds, q.graph, k) for k in q.topics),
@@ -92,6 +103,71 @@ class Collected:
         """How many records were skipped for each kind of reason (the reason's text before ':' or
         ' (': 'not valid UTF-8 (byte 0xe9 at column 4)' counts as 'not valid UTF-8')."""
         return Counter(b.reason.split(":")[0].split(" (")[0] for b in self.bad)
+
+
+class FragmentRows(NamedTuple):
+    """The rows of one fragment, checked before they join the load."""
+
+    entities: list[dict]
+    rels: list[dict]
+    graph: dict | None
+    questions: list[dict]
+
+
+def _over_limits(rows: FragmentRows) -> str | None:
+    """Why Neo4j would reject a row of the fragment part way through the writes (a key too long for
+    its index, a value it cannot store), or why it is beyond what gr-neo4j stores (a text over
+    MAX_TEXT_BYTES); checked while parsing, so that 'fail' writes nothing and 'skip' skips the record."""
+    for row in rows.entities + rows.rels:
+        problem = _key_problem(row["uid"]) or _text_problem(row["text"], "node" if "key" in row else "relation")
+        if problem:
+            return problem
+    for row in ([rows.graph] if rows.graph else []) + rows.questions:
+        problem = _key_problem(row["uid"]) or next(filter(None, (_value_problem(k, v) for k, v in row["props"].items())), None)
+        if problem:
+            return problem
+    return None
+
+
+def _size(value: str, what: str) -> int | str:
+    """The UTF-8 size of `value`, or why it has none (a lone surrogate, e.g. from a JSON '\\ud800')."""
+    try:
+        return len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        return f"not valid UTF-8 (lone surrogate U+{ord(value[exc.start]):04X} at column {exc.start + 1} of {what} {_quote(value)})"
+
+
+def _key_problem(uid: str) -> str | None:
+    size = _size(uid, "key")
+    if isinstance(size, str):
+        return size
+    return f"key too long ({size} bytes, at most {MAX_KEY_BYTES}): {_quote(uid)}" if size > MAX_KEY_BYTES else None
+
+
+def _text_problem(text: str, what: str) -> str | None:
+    size = _size(text, what)
+    if isinstance(size, str):
+        return size
+    return f"text too long ({size} bytes, at most {MAX_TEXT_BYTES}): {what} {_quote(text)}" if size > MAX_TEXT_BYTES else None
+
+
+def _value_problem(name: str, value: object) -> str | None:
+    """A property value Neo4j stores: null, a boolean, a 64-bit integer, a float, a text or a list of those."""
+    if value is None or isinstance(value, (bool, float)):
+        return None
+    if isinstance(value, int):
+        return None if -(2**63) <= value < 2**63 else f"bad value: property {name} is an integer beyond 64 bits"
+    if isinstance(value, str):
+        return _text_problem(value, f"property {name}")
+    if isinstance(value, list):
+        if len({type(v) for v in value}) > 1 or any(v is None or isinstance(v, (list, dict)) for v in value):
+            return f"bad value: property {name} is a list of mixed, empty or nested values"
+        return next(filter(None, (_value_problem(name, v) for v in value)), None)
+    return f"bad value: property {name} is a {type(value).__name__}, not text, a number or a list of one kind"
+
+
+def _quote(text: str, width: int = 60) -> str:
+    return repr(text[:width]) + ("…" if len(text) > width else "")
 
 
 def _inconsistency(item: Fragment) -> str | None:

@@ -15,6 +15,16 @@ from ..errors import GrNeo4jError
 PER_SAMPLE = "per-sample"
 KNOWLEDGE_GRAPH = "knowledge-graph"
 
+# Neo4j 5.26 rejects a range-index key over 8,164 bytes of UTF-8 ("property value is too large to
+# index"; measured on the uid constraints, 8,160 on the composite Entity(dataset, graph) index) in
+# the middle of a load. A uid holds dataset, graph and key, so checking it covers both indexes;
+# 8,000 keeps a margin.
+MAX_KEY_BYTES = 8000
+# Any text or property value: the embedding model reads its first 256 tokens (about 1-2 KB of
+# text) and a textualized graph is cut to 512 tokens, so 16 KB is ten times what is ever read,
+# while a 10 MB field (a broken line, a file pasted into a cell) is stopped before any write.
+MAX_TEXT_BYTES = 16 * 1024
+
 
 def make_uid(*parts: str) -> str:
     """The uid of a row: its parts joined by '|', each with '\\' and '|' escaped ('\\\\', '\\|').
