@@ -202,3 +202,15 @@ def test_values_neo4j_cannot_store_are_bad_records(server, conn, tmp_path):
     report = load(server, "scene_graphs", tmp_path / "train_sceneGraphs.json", on_error="skip")
     assert report.skipped_examples == [f"{tmp_path / 'train_sceneGraphs.json'}: image {first}: bad value: property width is an integer beyond 64 bits"]
     assert counts(conn, "scene_graphs")["graphs"] == len(scenes) - 1
+
+
+# --- what the report counts ----------------------------------------------------------------------
+
+
+def test_newly_written_counts_what_the_server_created(server, conn, tmp_path):
+    # a node that another writer merged after this load looked (here: before, without its vector,
+    # so the load still writes it) is there already: written again, but not new
+    conn.run_autocommit("CREATE (:Entity {uid: 'triples||a', dataset: 'triples', graph: '', key: 'a', text: 'a'})")
+    report = load(server, "triples", write(tmp_path / "x.tsv", "a\tr\tb\nb\tr\tc\n"))
+    assert (report.input_entities, report.written_entities, report.written_relationships) == (3, 2, 2)
+    assert counts(conn, "triples")["entity_vectors"] == 3

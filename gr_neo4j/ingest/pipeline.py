@@ -162,7 +162,7 @@ def load_into(
             written[statement_name] = 0
             continue
         with phases.phase(label, total=len(rows)) as advance:
-            written[statement_name] = write_rows(conn, statement_name, rows, ds, size, vecs, advance, workers)
+            written[statement_name] = write_rows(conn, statement_name, rows, ds, size, vecs, advance, workers).created
     conn.write("load_dataset_finish", dataset=ds, source=str(source))
 
     totals = next((s for s in stats_of(conn) if s.name == ds), None)

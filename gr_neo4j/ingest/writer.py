@@ -8,8 +8,9 @@ at most 9 vectors instead of 5,000, and `db.create.set*VectorProperty` stores th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +24,22 @@ class WriteMismatch(GrNeo4jError):
     """A batch wrote fewer rows than it carried (its transaction was rolled back)."""
 
 
+# What a statement creates, as counted by the server: MERGE on a uid that another load (or an
+# interrupted one) wrote meanwhile matches instead of creating, and must not count as new.
+CREATED = {"load_rels": "relationships_created"}
+
+
+@dataclass(frozen=True)
+class Written:
+    """Rows a statement wrote (merged), and how many of them it created (the rest existed)."""
+
+    rows: int = 0
+    created: int = 0
+
+    def __add__(self, other: Written) -> Written:
+        return Written(self.rows + other.rows, self.created + other.created)
+
+
 def write_rows(
     conn: Connection,
     name: str,
@@ -32,35 +49,42 @@ def write_rows(
     vectors: TextVectors | None = None,
     advance: Callable[[int], None] | None = None,
     workers: int = 1,
-) -> int:
-    """Write `rows` with the named statement in batches; returns how many rows were written.
+) -> Written:
+    """Write `rows` with the named statement in batches; returns how many rows were written and,
+    from the server's counters, how many nodes or relationships were created.
 
     `workers` > 1 runs that many batches at once, each in its own transaction: only for rows that
     never lock the same node (entities with distinct uids), since concurrent relationship batches
     share hub nodes and would deadlock.
     """
     cypher = statement(name)
+    counter = CREATED.get(name, "nodes_created")
 
-    def write_batch(start: int) -> int:
+    def run(tx, params: dict) -> Written:
+        result = tx.run(cypher, params)
+        count = result.single()["written"]
+        return Written(count, getattr(result.consume().counters, counter))
+
+    def write_batch(start: int) -> Written:
         batch = list(rows[start : start + batch_size])
         params = {"dataset": dataset, "rows": batch}
         if vectors is not None:
             params["rows"], params["vectors"] = _with_vectors(batch, vectors)
-        count = conn.write_tx(lambda tx: tx.run(cypher, params).single()["written"])
-        if count != len(batch):
+        done = conn.write_tx(lambda tx: run(tx, params))
+        if done.rows != len(batch):
             raise WriteMismatch(
-                f"statement {name} wrote {count} of {len(batch)} rows (first uid {batch[0].get('uid')!r}); "
+                f"statement {name} wrote {done.rows} of {len(batch)} rows (first uid {batch[0].get('uid')!r}); "
                 "the batch was rolled back"
             )
-        return count
+        return done
 
     starts = range(0, len(rows), batch_size)
-    written = 0
+    written = Written()
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for count in pool.map(write_batch, starts):  # in order; the first failure is raised here
-            written += count
+        for done in pool.map(write_batch, starts):  # in order; the first failure is raised here
+            written += done
             if advance:
-                advance(count)
+                advance(done.rows)
     return written
 
 
