@@ -1,3 +1,3 @@
 MATCH (q:Question)
 WHERE q.dataset = $dataset AND q.split IS NOT NULL
-RETURN q.uid AS uid
+RETURN q.uid AS uid, q.fingerprint AS fingerprint

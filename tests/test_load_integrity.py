@@ -214,3 +214,66 @@ def test_newly_written_counts_what_the_server_created(server, conn, tmp_path):
     report = load(server, "triples", write(tmp_path / "x.tsv", "a\tr\tb\nb\tr\tc\n"))
     assert (report.input_entities, report.written_entities, report.written_relationships) == (3, 2, 2)
     assert counts(conn, "triples")["entity_vectors"] == 3
+
+
+# --- re-loading an edited file -------------------------------------------------------------------
+
+
+def _graph_of(conn, graph: str) -> dict:
+    nodes = conn.query("MATCH (n:Entity {dataset: 'explagraphs', graph: $g}) RETURN n.idx AS i, n.text AS t ORDER BY i", {"g": graph})
+    edges = conn.query(
+        "MATCH (h:Entity {dataset: 'explagraphs', graph: $g})-[r:REL]->(t) RETURN h.text AS h, r.text AS r, t.text AS t, r.idx AS i ORDER BY i",
+        {"g": graph},
+    )
+    props = conn.query(
+        "MATCH (q:Question {dataset: 'explagraphs', id: $g})-[:ON_GRAPH]->(g:Graph) RETURN g.label AS label, q.answers AS answers, q.text AS text",
+        {"g": graph},
+    )[0]
+    return {"nodes": [(r["i"], r["t"]) for r in nodes], "edges": [(r["h"], r["r"], r["t"]) for r in edges], **dict(props)}
+
+
+def test_reloading_an_edited_per_sample_file_brings_graphs_and_questions_to_it(server, conn, tmp_path):
+    load(server, "explagraphs", write(tmp_path / "x.tsv", "\n".join(THREE_ROWS) + "\n"))
+    before = {g: _graph_of(conn, g) for g in ("1", "2")}
+    arg1, arg2, _, _ = THREE_ROWS[0].split("\t")
+    edited = [f"{arg1}\t{arg2}\tcounter\t(cannabis; synonym of; marijuana)(marijuana; not capable of; harmless)"] + THREE_ROWS[1:]
+    report = load(server, "explagraphs", write(tmp_path / "x.tsv", "\n".join(edited) + "\n"))
+    assert (report.written_graphs, report.replaced_graphs, report.written_questions, report.updated_questions) == (0, 1, 0, 1)
+    assert report.texts_embedded == 2  # 'harmless' and 'not capable of'; 'cannabis', 'marijuana', 'synonym of' are read back
+    assert _graph_of(conn, "0") == {
+        "nodes": [(0, "cannabis"), (1, "marijuana"), (2, "harmless")],
+        "edges": [("cannabis", "synonym of", "marijuana"), ("marijuana", "not capable of", "harmless")],
+        "label": "counter", "answers": ["counter"], "text": f"Argument 1: {arg1}\nArgument 2: {arg2}",
+    }
+    assert {g: _graph_of(conn, g) for g in ("1", "2")} == before
+    c = counts(conn, "explagraphs")
+    assert (c["entities"], c["entity_vectors"], c["rels"], c["rel_vectors"], c["graphs"], c["graph_links"]) == (10, 10, 7, 7, 3, 3)
+    again = load(server, "explagraphs", tmp_path / "x.tsv")  # unchanged: nothing to do
+    assert (again.written_entities, again.written_relationships, again.replaced_graphs, again.updated_questions, again.texts_embedded) == (0, 0, 0, 0, 0)
+    # graphs absent from a load (here: a file with row 0 only) are left alone; row 0's split is
+    # that of a one-row file now, so its question is rewritten
+    partial = load(server, "explagraphs", write(tmp_path / "first.tsv", edited[0] + "\n"))
+    assert (partial.replaced_graphs, partial.updated_questions) == (0, 1)
+    assert counts(conn, "explagraphs") == c and {g: _graph_of(conn, g) for g in ("1", "2")} == before
+
+
+def test_reloading_an_edited_question_file_replaces_its_answers_and_links(server, conn, tmp_path):
+    import shutil
+
+    from conftest import metaqa_fixture
+
+    root = tmp_path / "metaqa"
+    shutil.copytree(metaqa_fixture(), root)
+    load(server, "metaqa", root)
+    questions = root / "1-hop" / "qa_dev.txt"
+    lines = questions.read_text(encoding="utf-8").splitlines()
+    lines[0] = "who wrote [Velvet Harbor]\tTomas Reyk"
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = counts(conn, "metaqa")
+    report = load(server, "metaqa", root)
+    assert (report.written_questions, report.updated_questions, report.written_relationships) == (0, 1, 0)
+    q = conn.query(
+        "MATCH (q:Question {uid: 'metaqa|1-hop/dev/1'})-[:ANSWER]->(a) RETURN q.text AS text, q.answers AS answers, collect(a.key) AS linked"
+    )[0]
+    assert (q["text"], q["answers"], q["linked"]) == ("who wrote Velvet Harbor", ["Tomas Reyk"], ["Tomas Reyk"])
+    assert counts(conn, "metaqa") == before  # one ANSWER link replaced by another

@@ -8,7 +8,14 @@ import typer
 from rich import box
 from rich.table import Table
 
-from ..ingest import DEFAULT_BATCH_SIZE, LOADER_MODULES, LoadReport, dataset_stats, drop_dataset, load_dataset
+from ..ingest import (
+    DEFAULT_BATCH_SIZE,
+    LOADER_MODULES,
+    LoadReport,
+    dataset_stats,
+    drop_dataset,
+    load_dataset,
+)
 from .common import console, err_console, handles_errors, settings_from
 
 DATASETS = ", ".join(LOADER_MODULES)
@@ -45,20 +52,21 @@ def report_table(report: LoadReport) -> Table:
     table.add_column("")
     table.add_column("in the input", justify="right")
     table.add_column("newly written", justify="right")
+    table.add_column("changed, rewritten", justify="right")  # stored before with other content (a re-load of an edited file)
     table.add_column("in the database", justify="right")
     totals = report.totals
     rows = [
-        ("nodes", report.input_entities, report.written_entities, totals.entities if totals else None),
-        ("relationships", report.input_relationships, report.written_relationships, totals.relationships if totals else None),
-        ("graphs", report.input_graphs, report.written_graphs, totals.graphs if totals else None),
-        ("questions", report.input_questions, report.written_questions, totals.questions if totals else None),
+        ("nodes", report.input_entities, report.written_entities, None, totals.entities if totals else None),
+        ("relationships", report.input_relationships, report.written_relationships, None, totals.relationships if totals else None),
+        ("graphs", report.input_graphs, report.written_graphs, report.replaced_graphs, totals.graphs if totals else None),
+        ("questions", report.input_questions, report.written_questions, report.updated_questions, totals.questions if totals else None),
     ]
-    for label, given, written, total in rows:
-        table.add_row(label, f"{given:,}", f"{written:,}", "" if total is None else f"{total:,}")
-    table.add_row("skipped records", f"{report.skipped:,}", "", "")
-    table.add_row("texts embedded", "", f"{report.texts_embedded:,}", "")
-    table.add_row("time", "", f"{report.seconds:.1f} s", "")
-    table.add_row("triples/s", "", f"{report.triples_per_s:,.0f} (write phase {report.write_triples_per_s:,.0f})", "")
+    for label, given, written, changed, total in rows:
+        table.add_row(label, f"{given:,}", f"{written:,}", "" if changed is None else f"{changed:,}", "" if total is None else f"{total:,}")
+    table.add_row("skipped records", f"{report.skipped:,}", "", "", "")
+    table.add_row("texts embedded", "", f"{report.texts_embedded:,}", "", "")
+    table.add_row("time", "", f"{report.seconds:.1f} s", "", "")
+    table.add_row("triples/s", "", f"{report.triples_per_s:,.0f} (write phase {report.write_triples_per_s:,.0f})", "", "")
     return table
 
 

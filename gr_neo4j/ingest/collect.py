@@ -8,6 +8,8 @@ declare is a loader bug or bad input, and is reported like any other bad record.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ class Collected:
     entities: dict[str, dict] = field(default_factory=dict)  # uid -> {uid, graph, key, idx, text}
     rels: dict[str, dict] = field(default_factory=dict)  # uid -> {uid, graph, head, tail, text}
     graphs: dict[str, dict] = field(default_factory=dict)  # uid -> {uid, graph, props}
-    questions: dict[str, dict] = field(default_factory=dict)  # uid -> {uid, split, props, topics, answers, graph}
+    questions: dict[str, dict] = field(default_factory=dict)  # uid -> {uid, props, topics, answers, graph, in_graph}
     bad: list[BadRecord] = field(default_factory=list)
     records: int = 0
 
@@ -83,7 +85,9 @@ class Collected:
 
     def _graph_row(self, graph: GraphRecord) -> dict:
         uid = graph_uid(self.dataset, graph.graph)
-        return {"uid": uid, "graph": graph.graph, "props": {**graph.props, "dataset": self.dataset, "graph": graph.graph}}
+        # props are the whole node (`SET g = row.props`), so a re-load removes what the file dropped;
+        # the fingerprint joins them once the load's nodes and edges are all known (plan.py)
+        return {"uid": uid, "graph": graph.graph, "props": {**graph.props, "uid": uid, "dataset": self.dataset, "graph": graph.graph}}
 
     def _question_row(self, q: QuestionRecord) -> dict:
         ds = self.dataset
@@ -91,13 +95,19 @@ class Collected:
         props = {**q.props, "id": q.qid, "dataset": ds, "split": q.split, "text": q.text, "answers": list(q.answers)}
         if q.on_graph:
             props["graph"] = q.graph
-        return {
+        row = {
             "uid": uid,
             "props": props,
             "topics": _unique(entity_uid(ds, q.graph, k) for k in q.topics),
             "answers": _unique(entity_uid(ds, q.graph, k) for k in q.answer_keys),
             "graph": graph_uid(ds, q.graph) if q.on_graph else None,
+            "in_graph": q.graph,
         }
+        # the whole node (`SET q = row.props`) and a fingerprint of it and its links: a re-load
+        # rewrites the question only when one of them changed
+        props["fingerprint"] = fingerprint({k: row[k] for k in ("props", "topics", "answers", "graph")})
+        props["uid"] = uid
+        return row
 
     def bad_reasons(self) -> Counter:
         """How many records were skipped for each kind of reason (the reason's text before ':' or
@@ -164,6 +174,12 @@ def _value_problem(name: str, value: object) -> str | None:
             return f"bad value: property {name} is a list of mixed, empty or nested values"
         return next(filter(None, (_value_problem(name, v) for v in value)), None)
     return f"bad value: property {name} is a {type(value).__name__}, not text, a number or a list of one kind"
+
+
+def fingerprint(value: object) -> str:
+    """sha256 of a canonical JSON serialisation (sorted keys, ASCII escapes), to tell a changed row."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def _quote(text: str, width: int = 60) -> str:

@@ -8,8 +8,8 @@ already in the database with an embedding from the same model never reach this p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import numpy as np
 
@@ -30,12 +30,12 @@ class TextVectors:
         return len(self.index)
 
     @classmethod
-    def from_known(cls, known: dict[str, list[float]], dimension: int) -> "TextVectors":
+    def from_known(cls, known: dict[str, list[float]], dimension: int) -> TextVectors:
         """Vectors read back from the database (texts that a resumed load need not encode again)."""
         matrix = np.asarray(list(known.values()), dtype=np.float32).reshape(len(known), dimension)
         return cls({t: i for i, t in enumerate(known)}, matrix)
 
-    def merged(self, other: "TextVectors") -> "TextVectors":
+    def merged(self, other: TextVectors) -> TextVectors:
         offset = len(self.index)
         index = {**self.index, **{t: i + offset for t, i in other.index.items()}}
         return TextVectors(index, np.concatenate([self.matrix, other.matrix]))

@@ -7,6 +7,8 @@ Order matters for the guarantees:
 - rows already in the database (with an embedding, for nodes and relationships) are neither
   embedded nor written again: a repeated load is cheap and changes nothing, and a killed load
   resumes where its last committed batch ended;
+- a graph or question of the file whose content changed since it was stored is rewritten to the
+  file's content (`plan.py`), so that a re-load of an edited file leaves nothing stale;
 - graphs, then entities, then relationships, then questions (which link to entities and graphs).
 """
 
@@ -24,12 +26,13 @@ from ..schema import init_schema
 from ..settings import Settings
 from .collect import Collected
 from .embed import TextVectors, embed_distinct
+from .plan import Existing, WritePlan, plan_writes
 from .progress import Phases
 from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
 from .report import LoadReport
 from .source import LoaderSpec, get_loader, parse_splits
 from .stats import read_quietly, stats_of
-from .writer import write_rows
+from .writer import Written, write_rows
 
 ENTITY_BATCH = 1000
 ENTITY_WRITERS = 4
@@ -137,12 +140,10 @@ def load_into(
 
     kind = spec.kind or (PER_SAMPLE if collected.graphs else KNOWLEDGE_GRAPH)
     with phases.phase("find existing", total=4, unit="kinds") as advance:
-        new_entities = _missing(conn, "load_existing_entities", collected.entities, advance, dataset=ds)
-        new_rels = _missing(conn, "load_existing_rels", collected.rels, advance, dataset=ds)
-        new_graphs = _missing(conn, "load_existing_graphs", collected.graphs, advance, dataset=ds)
-        new_questions = _missing(conn, "load_existing_questions", collected.questions, advance, dataset=ds)
+        found = _existing(conn, ds, collected, advance)
+    plan = plan_writes(collected, found)
 
-    vectors, texts_embedded = _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases)
+    vectors, texts_embedded = _vectors_for(conn, ds, plan, bool(found.entities or found.rels), embedder, phases)
 
     conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension)
     # Entities carry one distinct vector each, and inserting them into the HNSW vector index is the
@@ -150,19 +151,20 @@ def load_into(
     # on 20k vectors: 1,306 rows/s as 2 x 5,000, 2,984 rows/s as 4 x 1,000). Entity batches never
     # touch the same node (distinct uids), so running them concurrently is safe; relationships and
     # questions link shared (hub) nodes and stay sequential to avoid lock waits and deadlocks.
+    # A changed graph's batch also deletes its old nodes and relationships: graph batches are capped
+    # like entity batches to keep those transactions small.
     steps = [
-        ("write graphs", "load_graphs", new_graphs, None, batch_size, 1),
-        ("write entities", "load_entities", new_entities, vectors, min(batch_size, ENTITY_BATCH), ENTITY_WRITERS),
-        ("write relationships", "load_rels", new_rels, vectors, batch_size, 1),
-        ("write questions", "load_questions", new_questions, None, batch_size, 1),
+        ("write graphs", "load_graphs", plan.graphs, None, min(batch_size, ENTITY_BATCH), 1),
+        ("write entities", "load_entities", plan.entities, vectors, min(batch_size, ENTITY_BATCH), ENTITY_WRITERS),
+        ("write relationships", "load_rels", plan.rels, vectors, batch_size, 1),
+        ("write questions", "load_questions", plan.questions, None, batch_size, 1),
     ]
     written = {}
     for label, statement_name, rows, vecs, size, workers in steps:
-        if not rows:
-            written[statement_name] = 0
-            continue
-        with phases.phase(label, total=len(rows)) as advance:
-            written[statement_name] = write_rows(conn, statement_name, rows, ds, size, vecs, advance, workers).created
+        written[statement_name] = Written()
+        if rows:
+            with phases.phase(label, total=len(rows)) as advance:
+                written[statement_name] = write_rows(conn, statement_name, rows, ds, size, vecs, advance, workers)
     conn.write("load_dataset_finish", dataset=ds, source=str(source))
 
     totals = next((s for s in stats_of(conn) if s.name == ds), None)
@@ -175,10 +177,10 @@ def load_into(
         input_relationships=len(collected.rels),
         input_graphs=len(collected.graphs),
         input_questions=len(collected.questions),
-        written_entities=written["load_entities"],
-        written_relationships=written["load_rels"],
-        written_graphs=written["load_graphs"],
-        written_questions=written["load_questions"],
+        written_entities=written["load_entities"].created,
+        written_relationships=written["load_rels"].created,
+        written_graphs=written["load_graphs"].created,
+        written_questions=written["load_questions"].created,
         texts_embedded=texts_embedded,
         skipped=len(collected.bad),
         skipped_reasons=dict(collected.bad_reasons()),
@@ -186,17 +188,20 @@ def load_into(
         seconds=time.perf_counter() - began,
         phase_seconds=dict(phases.seconds),
         totals=totals,
+        replaced_graphs=written["load_graphs"].rows - written["load_graphs"].created,
+        updated_questions=written["load_questions"].rows - written["load_questions"].created,
     )
 
 
-def _vectors_for(conn, ds, collected, new_entities, new_rels, embedder, phases) -> tuple[TextVectors | None, int]:
-    """Vectors for every text of the rows to write: read back from the database when a resumed or
-    extended load finds the text already embedded there, else encoded (each distinct text once)."""
-    texts = list(dict.fromkeys([r["text"] for r in new_entities] + [r["text"] for r in new_rels]))
+def _vectors_for(conn, ds, plan: WritePlan, stored: bool, embedder, phases) -> tuple[TextVectors | None, int]:
+    """Vectors for every text of the rows to write: read back from the database when a resumed,
+    extended or changed load finds the text already embedded there (`stored`: the dataset has
+    nodes or relationships), else encoded (each distinct text once)."""
+    texts = list(dict.fromkeys([r["text"] for r in plan.entities] + [r["text"] for r in plan.rels]))
     if not texts:
         return None, 0
     known: dict[str, list[float]] = {}
-    if len(new_entities) < len(collected.entities) or len(new_rels) < len(collected.rels):
+    if stored:
         for name in ("load_known_entity_vectors", "load_known_rel_vectors"):
             wanted = [t for t in texts if t not in known]
             if wanted:
@@ -229,10 +234,16 @@ def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> dict:
     return existing
 
 
-def _missing(conn: Connection, statement_name: str, rows: dict[str, dict], advance, **params) -> list[dict]:
-    """The rows whose uid is not in the database yet (complete ones are skipped on a re-load)."""
-    advance(1)
-    if not rows:
-        return []
-    existing = {r["uid"] for r in conn.read(statement_name, **params)}
-    return [row for uid, row in rows.items() if uid not in existing]
+def _existing(conn: Connection, ds: str, collected: Collected, advance) -> Existing:
+    """What the database holds of the dataset, for the kinds of rows this load has."""
+
+    def read(statement_name: str, rows: dict) -> dict[str, str | None]:
+        advance(1)
+        return {r["uid"]: r.get("fingerprint") for r in conn.read(statement_name, dataset=ds)} if rows else {}
+
+    return Existing(
+        entities=set(read("load_existing_entities", collected.entities)),
+        rels=set(read("load_existing_rels", collected.rels)),
+        graphs=read("load_existing_graphs", collected.graphs),
+        questions=read("load_existing_questions", collected.questions),
+    )

@@ -9,7 +9,8 @@ from .stats import DatasetStats
 
 @dataclass
 class LoadReport:
-    """Counts of one load. `input_*` are distinct items read; `written_*` are new in the database."""
+    """Counts of one load. `input_*` are distinct items read; `written_*` were created by this load
+    (server counters); `replaced_graphs`/`updated_questions` existed and were brought to the file's content."""
 
     dataset: str
     kind: str
@@ -30,6 +31,8 @@ class LoadReport:
     seconds: float
     phase_seconds: dict[str, float] = field(default_factory=dict)
     totals: DatasetStats | None = None  # the dataset in the database after the load
+    replaced_graphs: int = 0  # graphs that existed with other content: their nodes and edges were rewritten
+    updated_questions: int = 0  # questions that existed with other properties or links
 
     @property
     def triples_per_s(self) -> float:
