@@ -148,4 +148,5 @@ LOADER = LoaderSpec(
     read=read,
     default_path=lambda: None,
     path_help="a .tsv, .csv or .jsonl file of head, relation, tail[, graph] rows, or a directory of them",
+    renamable=True,  # --name: unrelated triple files are separate datasets
 )

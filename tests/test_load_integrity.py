@@ -277,3 +277,45 @@ def test_reloading_an_edited_question_file_replaces_its_answers_and_links(server
     )[0]
     assert (q["text"], q["answers"], q["linked"]) == ("who wrote Velvet Harbor", ["Tomas Reyk"], ["Tomas Reyk"])
     assert counts(conn, "metaqa") == before  # one ANSWER link replaced by another
+
+
+# --- naming a triples dataset ----------------------------------------------------------------------
+
+
+def test_triples_files_load_under_their_own_names_and_are_retrieved_by_them(server, conn, tmp_path):
+    from gr_neo4j.ingest import dataset_stats, drop_dataset
+    from gr_neo4j.retrieval.retriever import Retriever
+
+    load(server, "triples", write(tmp_path / "a.tsv", "a|b\tknows\tc\n"), as_name="team|kg")
+    load(server, "triples", write(tmp_path / "b.tsv", "x\tlikes\ty\n"))
+    assert [s.name for s in dataset_stats(server)] == ["team|kg", "triples"]
+    assert (counts(conn, "team|kg")["rels"], counts(conn, "triples")["rels"]) == (1, 1)
+    with Retriever(server, embedder=tiny_embedder()) as r:
+        result = r.retrieve("who does a|b know?", dataset="team|kg", entities=["a|b"])
+    assert {n.text for n in result.nodes} == {"a|b", "c"}
+    drop_dataset(server, "team|kg")
+    assert [s.name for s in dataset_stats(server)] == ["triples"] and counts(conn, "triples")["rels"] == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["triples", "--name", ""], "--name must be printable text"),
+        (["triples", "--name", "tab\there"], "--name must be printable text"),
+        (["triples", "--name", "x" * 65], "--name must be at most 64 characters, got 65"),
+        (["triples", "--name", "metaqa"], "--name 'metaqa' is the name of the metaqa loader's dataset"),
+        (["explagraphs", "--name", "mine"], "--name is only for triples"),
+    ],
+    ids=["empty", "tab", "long", "taken", "not-triples"],
+)
+def test_bad_names_are_one_line_errors(server, tmp_path, args, message):
+    from typer.testing import CliRunner
+
+    from gr_neo4j.cli import app
+
+    env = {"GR_NEO4J_HOME": str(server.home), "GR_NEO4J_DIST": str(server.dist_dir), "NEO4J_URI": None, "COLUMNS": "200"}
+    path = write(tmp_path / "x.tsv", "a\tr\tb\n")
+    result = CliRunner().invoke(app, ["load", args[0], "--path", str(path), *args[1:]], env=env)
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.output

@@ -35,10 +35,11 @@ def load(
     limit: int = typer.Option(None, "--limit", help="At most N samples per source file (questions, or rows/graphs; the MetaQA KB is always loaded whole)."),
     batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", help="Rows per write transaction (entity batches, which carry one vector each, are capped at 1,000)."),
     on_error: str = typer.Option("fail", "--on-error", help="fail: write nothing if any record is malformed; skip: write the rest and report the skipped ones."),
+    name: str = typer.Option(None, "--name", help="triples only: the dataset name to store the file under (default 'triples'; at most 64 printable characters), so unrelated triple files stay apart."),
 ) -> None:
     """Load a dataset into Neo4j with text embeddings (idempotent and resumable: run it again to finish or refresh)."""
     settings = settings_from()
-    report = load_dataset(settings, dataset, path, split, limit, batch_size, on_error, console=err_console)
+    report = load_dataset(settings, dataset, path, split, limit, batch_size, on_error, console=err_console, as_name=name)
     console.print(report_table(report))
     if report.skipped:
         reasons = "; ".join(f"{n} × {reason}" for reason, n in sorted(report.skipped_reasons.items()))

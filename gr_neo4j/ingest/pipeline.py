@@ -30,7 +30,7 @@ from .plan import Existing, WritePlan, plan_writes
 from .progress import Phases
 from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
 from .report import LoadReport
-from .source import LoaderSpec, get_loader, parse_splits
+from .source import LoaderSpec, get_loader, named, parse_splits
 from .stats import read_quietly, stats_of
 from .writer import Written, write_rows
 
@@ -52,14 +52,16 @@ def load_dataset(
     on_error: str = "fail",
     console: Console | None = None,
     embedder: Embedder | None = None,
+    as_name: str | None = None,
 ) -> LoadReport:
     """Load dataset `name` (see `gr_neo4j.ingest.source.LOADER_MODULES`) into the configured Neo4j.
 
     path: file or directory in the dataset's format (default: the shared datasets dir, or the hub
     for WebQSP); split: comma-separated split names to keep; limit: at most this many samples per
-    source file; on_error: 'fail' (write nothing if any record is bad) or 'skip' (write the rest).
+    source file; on_error: 'fail' (write nothing if any record is bad) or 'skip' (write the rest);
+    as_name: the name to store a triples dataset under (default 'triples').
     """
-    spec, source, splits = _prepare(name, path, split, limit, batch_size, on_error)
+    spec, source, splits = _prepare(name, path, split, limit, batch_size, on_error, as_name)
     embedder = embedder or LazyEmbedder(settings)
     with connect(settings) as conn:
         return load_into(conn, spec, source, embedder, splits, limit, batch_size, on_error, console)
@@ -87,14 +89,14 @@ class LazyEmbedder:
         return self.model.encode(texts, batch_size=batch_size, show_progress=show_progress)
 
 
-def _prepare(name, path, split, limit, batch_size, on_error) -> tuple[LoaderSpec, Path, set[str] | None]:
+def _prepare(name, path, split, limit, batch_size, on_error, as_name=None) -> tuple[LoaderSpec, Path, set[str] | None]:
     if on_error not in ON_ERROR:
         raise GrNeo4jError(f"--on-error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
     if batch_size < 1:
         raise GrNeo4jError(f"--batch-size must be at least 1, got {batch_size}")
     if limit is not None and limit < 1:
         raise GrNeo4jError(f"--limit must be at least 1, got {limit}")
-    spec = get_loader(name)
+    spec = named(get_loader(name), as_name)
     splits = parse_splits(split, spec)
     source = Path(path).expanduser() if path is not None else spec.default_path()
     if source is None:

@@ -12,7 +12,7 @@ import csv
 import importlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .records import BadRecord, Fragment, MissingInput
@@ -123,6 +123,27 @@ class LoaderSpec:
     read: Reader
     default_path: Callable[[], Path | None]
     path_help: str  # what --path must point to, for error messages
+    renamable: bool = False  # the user names the dataset (--name): a triples file is anyone's graph
+
+
+MAX_NAME_CHARS = 64
+
+
+def named(spec: LoaderSpec, name: str | None) -> LoaderSpec:
+    """The loader storing its dataset under `name` (`--name`), checked: only a renamable loader takes
+    one, and it must not be another loader's (a triples file named 'metaqa' would merge into MetaQA)."""
+    if name is None or name == spec.name:
+        return spec
+    shown = repr(name[:60]) + ("…" if len(name) > 60 else "")
+    if not spec.renamable:
+        raise MissingInput(f"--name is only for triples: {spec.name} is always stored as {spec.name!r}")
+    if not name.strip() or name != name.strip() or not name.isprintable():
+        raise MissingInput(f"--name must be printable text without leading or trailing spaces, got {shown}")
+    if len(name) > MAX_NAME_CHARS:
+        raise MissingInput(f"--name must be at most {MAX_NAME_CHARS} characters, got {len(name)}: {shown}")
+    if name in LOADER_MODULES:
+        raise MissingInput(f"--name {name!r} is the name of the {name} loader's dataset: choose another")
+    return replace(spec, name=name)
 
 
 def get_loader(name: str) -> LoaderSpec:
