@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
+from conftest import free_port, make_settings, server_home
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
@@ -17,8 +20,24 @@ from gr_neo4j.errors import ConnectionFailed, ServerError
 from gr_neo4j.server import process
 from gr_neo4j.server.install import install
 from gr_neo4j.server.java import find_java
+from gr_neo4j.server.layout import layout_of
+from gr_neo4j.server.pid import is_server_of
 
-from conftest import free_port, make_settings, server_home
+
+@pytest.fixture()
+def imposter():
+    """Start a harmless process whose command line looks like Neo4j's (but is no JVM)."""
+    started = []
+
+    def start(home: Path) -> subprocess.Popen:
+        argv = [sys.executable, "-c", "import time; time.sleep(300)", "neo4j", "org.neo4j.server.CommunityEntryPoint", f"--home-dir={home}"]
+        started.append(subprocess.Popen(argv))
+        return started[-1]
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +86,10 @@ def test_start_twice_status_connect_stop(lifecycle_settings):
     # Only the loopback interface is bound.
     assert "server.default_listen_address=127.0.0.1" in conf_before
 
+    # The pid file names the real server: a JVM running Neo4j's entry point for this home.
+    argv = Path(f"/proc/{info.pid}/cmdline").read_bytes().split(b"\0")
+    assert is_server_of(argv, s.home) and not is_server_of(argv, s.home / "data")
+
     assert process.stop(s) is True
     assert process.status(s).running is False
     assert process.stop(s) is False
@@ -78,6 +101,36 @@ def test_stopped_server_gives_a_clear_error_quickly(lifecycle_settings):
     with pytest.raises(ConnectionFailed, match="unreachable.*gr-neo4j db start"):
         connect(lifecycle_settings)
     assert time.monotonic() - began < 10
+
+
+def test_stale_pid_file_never_kills_an_unrelated_process(tmp_path, imposter):
+    settings = make_settings(tmp_path / "home")
+    layout = layout_of(settings)
+    layout.make_dirs()
+    layout.create_password()
+    proc = imposter(settings.home)
+    layout.pid_file.write_text(f"{proc.pid}\n")
+    env = {"GR_NEO4J_HOME": str(settings.home), "GR_NEO4J_DIST": str(settings.dist_dir)}
+
+    result = CliRunner().invoke(app, ["db", "stop"], env=env)
+    assert result.exit_code == 0 and "Neo4j is not running." in result.output
+    assert process.status(settings).running is False
+    layout.pid_file.write_text(f"{proc.pid}\n")
+    assert process.stop(settings) is False
+    time.sleep(0.5)
+    assert proc.poll() is None, "db stop killed a process that is not this home's Neo4j"
+
+
+def test_only_a_jvm_running_the_server_of_this_home_counts(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    jvm = [b"/usr/lib/jvm/java-17/bin/java", b"-cp", b"/dist/lib/*", b"-XX:+UseG1GC", b"org.neo4j.server.CommunityEntryPoint",
+           f"--home-dir={home}".encode(), f"--config-dir={home}/conf".encode()]
+    assert is_server_of(jvm, home)
+    assert not is_server_of(jvm, tmp_path / "another-home")
+    assert not is_server_of([b"/usr/bin/python3", *jvm[1:]], home)  # the right words, not a JVM
+    assert not is_server_of([b"/usr/bin/java", b"org.neo4j.server.startup.Neo4jCommand", b"start"], home)
+    assert not is_server_of([b"/work/.venv/bin/python", b"/work/.venv/bin/gr-neo4j", b"db", b"stop"], home)
 
 
 def test_wrong_password_gives_a_clear_error_quickly(server):

@@ -23,6 +23,7 @@ from .conf import render_conf
 from .install import Installation, find_installation, install
 from .java import find_java
 from .layout import ServerLayout, layout_of
+from .pid import running_pid
 
 LAUNCHER = "org.neo4j.server.startup.Neo4jCommand"
 START_TIMEOUT_S = 120.0
@@ -48,9 +49,9 @@ class ServerInfo:
 def start(settings: Settings, console: Console | None = None) -> ServerInfo:
     """Install if needed, write neo4j.conf, start in the background and wait until Bolt answers."""
     layout = layout_of(settings)
-    running_pid = _running_pid(layout)
-    if running_pid:
-        return _describe(settings, layout, running_pid, already_running=True)
+    pid = running_pid(layout)
+    if pid:
+        return _describe(settings, layout, pid, already_running=True)
     began = time.monotonic()
     installation = install(settings, console)
     java = find_java()
@@ -60,17 +61,23 @@ def start(settings: Settings, console: Console | None = None) -> ServerInfo:
     layout.make_dirs()
     layout.conf_file.write_text(render_conf(settings, layout, installation.lib_dir))
     password = layout.read_password() or layout.create_password()
+    # A pid file left by a crash may name a live, unrelated process; the launcher would take it
+    # for a running Neo4j and refuse to start.
+    layout.pid_file.unlink(missing_ok=True)
     _launch(java, installation, layout, "start")
     layout.write_state(bolt_port=settings.bolt_port, http_port=settings.http_port, version=installation.version)
     _wait_for_bolt(settings, layout, password)
-    info = _describe(settings, layout, _running_pid(layout))
+    info = _describe(settings, layout, running_pid(layout))
     return ServerInfo(**{**info.__dict__, "start_seconds": time.monotonic() - began})
 
 
 def stop(settings: Settings) -> bool:
     """Stop the managed server; False when it was not running."""
     layout = layout_of(settings)
-    if not _running_pid(layout):
+    if not running_pid(layout):
+        # Never signal a stale pid: the number may now belong to an unrelated process.
+        layout.pid_file.unlink(missing_ok=True)
+        layout.state_file.unlink(missing_ok=True)
         return False
     installation = find_installation(settings)
     if installation is None:
@@ -83,7 +90,7 @@ def stop(settings: Settings) -> bool:
 def status(settings: Settings, with_counts: bool = False) -> ServerInfo:
     """Running or not, version, store size; with_counts adds node and relationship counts."""
     layout = layout_of(settings)
-    info = _describe(settings, layout, _running_pid(layout))
+    info = _describe(settings, layout, running_pid(layout))
     if not (with_counts and info.running):
         return info
     from ..connection import connect
@@ -134,7 +141,7 @@ def _wait_for_bolt(settings: Settings, layout: ServerLayout, password: str) -> N
     deadline = time.monotonic() + START_TIMEOUT_S
     uri = f"bolt://127.0.0.1:{settings.bolt_port}"
     while time.monotonic() < deadline:
-        if not _running_pid(layout):
+        if not running_pid(layout):
             raise ServerError(f"Neo4j exited while starting: {_last_problem(layout)}", _log_to_show(layout))
         if _port_open(settings.bolt_port):
             break
@@ -191,24 +198,6 @@ def _describe(settings: Settings, layout: ServerLayout, pid: int | None, already
         store_bytes=store,
         already_running=already_running,
     )
-
-
-def _running_pid(layout: ServerLayout) -> int | None:
-    """The pid from neo4j.pid if that process is alive and is a Neo4j JVM."""
-    try:
-        pid = int(layout.pid_file.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    cmdline = Path(f"/proc/{pid}/cmdline")
-    if cmdline.exists() and b"neo4j" not in cmdline.read_bytes().lower():
-        return None  # a stale pid file whose number was reused
-    return pid
 
 
 def _port_open(port: int) -> bool:
