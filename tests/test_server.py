@@ -103,6 +103,28 @@ def test_stopped_server_gives_a_clear_error_quickly(lifecycle_settings):
     assert time.monotonic() - began < 10
 
 
+def test_start_makes_the_home_private_and_ignores_a_stale_pid(lifecycle_settings, imposter):
+    """An older home left data/ and logs/ world-readable and a crash left a pid file whose number
+    now belongs to an unrelated process: start fixes the first and neither trusts nor kills the second."""
+    s = lifecycle_settings
+    (s.home / "data").chmod(0o755)
+    (s.home / "logs").chmod(0o755)
+    next((s.home / "logs").glob("*.log")).chmod(0o644)
+    proc = imposter(s.home)
+    (s.home / "run" / "neo4j.pid").write_text(f"{proc.pid}\n")
+
+    info = process.start(s)
+    assert info.running and not info.already_running and info.pid != proc.pid
+    assert proc.poll() is None
+    exposed = [
+        f"{oct(stat.S_IMODE(p.lstat().st_mode))} {p}"
+        for d in ("data", "logs", "run", "conf")
+        for p in [s.home / d, *(s.home / d).rglob("*")]
+        if not p.is_symlink() and p.lstat().st_mode & 0o077
+    ]
+    assert exposed == []
+
+
 def test_stale_pid_file_never_kills_an_unrelated_process(tmp_path, imposter):
     settings = make_settings(tmp_path / "home")
     layout = layout_of(settings)

@@ -36,7 +36,7 @@ def find_java() -> Path:
 
 def java_major_version(java: Path) -> int:
     try:
-        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run([str(java), "-version"], check=False, capture_output=True, text=True, timeout=30)
     except OSError as exc:
         raise ServerError(f"cannot run {java}: {exc}") from None
     match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)

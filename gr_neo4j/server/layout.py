@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,9 +57,25 @@ class ServerLayout:
     def launcher_log(self) -> Path:
         return self.logs_dir / "launcher.log"
 
+    @property
+    def private_dirs(self) -> tuple[Path, ...]:
+        """The store (with the system database's password hashes), logs, pid and config: owner only."""
+        return (self.conf_dir, self.data_dir, self.logs_dir, self.run_dir, self.home / "plugins", self.home / "import")
+
     def make_dirs(self) -> None:
-        for d in (self.conf_dir, self.data_dir, self.logs_dir, self.run_dir, self.home / "plugins", self.home / "import"):
-            d.mkdir(parents=True, exist_ok=True)
+        """Create the private dirs 0700 and take group/other rights off whatever an older start left."""
+        if not self.home.exists():
+            self.home.mkdir(mode=0o700, parents=True)
+        for d in self.private_dirs:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            restrict_tree(d)
+
+    def write_private(self, path: Path, text: str) -> None:
+        """Write a file readable by its owner only (the umask could leave it world-readable)."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
 
     def read_password(self) -> str | None:
         return self.password_file.read_text().strip() if self.password_file.is_file() else None
@@ -67,9 +84,7 @@ class ServerLayout:
         """Generate the neo4j user's password into a 0600 file; never logged or printed."""
         password = secrets.token_urlsafe(24)
         self.home.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(password + "\n")
+        self.write_private(self.password_file, password + "\n")
         return password
 
     def read_state(self) -> dict | None:
@@ -79,10 +94,26 @@ class ServerLayout:
             return None
 
     def write_state(self, **state) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state))
+        self.write_private(tmp, json.dumps(state))
         tmp.replace(self.state_file)
+
+
+def restrict_tree(root: Path) -> None:
+    """Remove group and other permissions from root and everything below it (owner rights stay)."""
+    for dirpath, _, filenames in os.walk(root):
+        for name in [dirpath, *(os.path.join(dirpath, n) for n in filenames)]:
+            try:
+                st = os.lstat(name)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o077:
+                continue
+            try:
+                os.chmod(name, stat.S_IMODE(st.st_mode) & ~0o077)
+            except PermissionError:  # another user's file: Neo4j will say what it cannot open
+                pass
 
 
 def layout_of(settings: Settings) -> ServerLayout:

@@ -59,7 +59,7 @@ def start(settings: Settings, console: Console | None = None) -> ServerInfo:
         if not port_is_free(port):
             raise ServerError(f"port {port} ({what}) on 127.0.0.1 is already in use; choose another with {flag}")
     layout.make_dirs()
-    layout.conf_file.write_text(render_conf(settings, layout, installation.lib_dir))
+    layout.write_private(layout.conf_file, render_conf(settings, layout, installation.lib_dir))
     password = layout.read_password() or layout.create_password()
     # A pid file left by a crash may name a live, unrelated process; the launcher would take it
     # for a running Neo4j and refuse to start.
@@ -123,11 +123,15 @@ def _launch(java: Path, installation: Installation, layout: ServerLayout, comman
     env = {**os.environ, "NEO4J_HOME": str(layout.home), "NEO4J_CONF": str(layout.conf_dir)}
     env.pop("NEO4J_PASSWORD", None)  # the launcher does not need it; keep it out of the child's environment
     cmd = [str(java), "-cp", f"{installation.lib_dir}/*", LAUNCHER, command]
-    with layout.launcher_log.open("a") as log:
+    fd = os.open(layout.launcher_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a") as log:
         log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} neo4j {command}\n")
         log.flush()
         try:
-            proc = subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd=layout.home)
+            # umask 077: the store, logs and pid file the server writes are its owner's only.
+            proc = subprocess.run(
+                cmd, check=False, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, cwd=layout.home, umask=0o077
+            )
         except subprocess.TimeoutExpired:
             raise ServerError(f"`neo4j {command}` did not finish within {timeout:.0f} s", layout.launcher_log) from None
     if proc.returncode != 0:
