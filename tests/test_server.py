@@ -40,6 +40,15 @@ def imposter():
         proc.wait()
 
 
+def _plain_bind_works(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 @pytest.fixture(scope="module")
 def lifecycle_settings():
     settings = make_settings(server_home("lifecycle"))
@@ -123,6 +132,38 @@ def test_start_makes_the_home_private_and_ignores_a_stale_pid(lifecycle_settings
         if not p.is_symlink() and p.lstat().st_mode & 0o077
     ]
     assert exposed == []
+
+
+def test_stop_then_start_at_once_on_the_same_ports(lifecycle_settings):
+    s = lifecycle_settings
+    assert process.status(s).running
+    # A client still connected when the server stops: the server closes first, so its end of the
+    # connection lingers in TIME_WAIT on the Bolt port, as after any `db stop` with open drivers.
+    with socket.create_connection(("127.0.0.1", s.bolt_port)) as client:
+        assert process.stop(s) is True
+        client.settimeout(10)
+        assert client.recv(1) == b""
+    assert not _plain_bind_works(s.bolt_port)  # what the old probe saw: "port in use"
+    began = time.monotonic()
+    info = process.start(s)
+    assert info.running and info.bolt_uri == f"bolt://127.0.0.1:{s.bolt_port}"
+    assert time.monotonic() - began < 90
+    with connect(s) as conn:
+        assert conn.query("RETURN 1 AS one")[0]["one"] == 1
+
+
+def test_port_probe_ignores_time_wait():
+    port = free_port()
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen()
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = listener.accept()
+            accepted.close()  # the server side closes first and keeps the TIME_WAIT
+            assert client.recv(1) == b""
+    assert not _plain_bind_works(port)
+    assert process.port_is_free(port)
 
 
 def test_stale_pid_file_never_kills_an_unrelated_process(tmp_path, imposter):

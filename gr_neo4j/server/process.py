@@ -111,7 +111,13 @@ def tail_log(settings: Settings, lines: int = 50, debug: bool = False) -> tuple[
 
 
 def port_is_free(port: int) -> bool:
+    """Whether Neo4j could listen on 127.0.0.1:port.
+
+    SO_REUSEADDR, as the JVM sets on its server sockets: connections of a server that just stopped
+    linger in TIME_WAIT for a minute, which blocks a plain bind but not Neo4j's listen.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
