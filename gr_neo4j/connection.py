@@ -7,28 +7,40 @@ wrong credentials and too-old servers fail at once with one clear line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Self, TypeVar
+from urllib.parse import urlsplit
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
 from neo4j.exceptions import (
     AuthError,
+    ClientError,
     ConfigurationError,
     DatabaseUnavailable,
+    Neo4jError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
 )
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_exponential,
+)
 
 from .cypher_store import statement
-from .errors import ConnectionFailed
+from .errors import ConnectionFailed, quoted, shorten
 from .server.layout import layout_of
+from .server.pid import running_pid
 from .settings import MIN_SERVER_VERSION, Settings
 
 T = TypeVar("T")
 RETRYABLE = (ServiceUnavailable, SessionExpired, TransientError, DatabaseUnavailable)
+RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
+DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,9 @@ def resolve_target(settings: Settings) -> Target:
             raise ConnectionFailed(f"NEO4J_PASSWORD is not set for NEO4J_URI={settings.uri}")
         return Target(settings.uri, settings.username, settings.password, settings.database, managed=False)
     layout = layout_of(settings)
+    if running_pid(layout) is None:
+        # Say so at once: retrying a port that nothing will open only delays the same answer.
+        raise ConnectionFailed(f"the managed Neo4j in {settings.home} is not running: run `gr-neo4j db start`")
     state = layout.read_state() or {}
     port = state.get("bolt_port", settings.bolt_port)
     password = settings.password or layout.read_password()
@@ -104,7 +119,7 @@ class Connection:
     def close(self) -> None:
         self.driver.close()
 
-    def __enter__(self) -> "Connection":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -113,6 +128,7 @@ class Connection:
 
 def open_driver(target: Target, wait_s: float = 8.0) -> tuple[neo4j.Driver, str]:
     """Open a driver and wait (bounded) until the server answers; returns (driver, agent)."""
+    check_scheme(target.uri)
     try:
         driver = GraphDatabase.driver(
             target.uri,
@@ -125,7 +141,7 @@ def open_driver(target: Target, wait_s: float = 8.0) -> tuple[neo4j.Driver, str]
             notifications_min_severity="OFF",
         )
     except (ConfigurationError, ValueError) as exc:
-        raise ConnectionFailed(f"invalid Neo4j URI {target.uri!r}: {exc}") from None
+        raise ConnectionFailed(f"invalid Neo4j URI {quoted(target.uri)}: {_short(exc)}") from None
     try:
         for attempt in Retrying(
             stop=stop_after_delay(wait_s),
@@ -137,13 +153,34 @@ def open_driver(target: Target, wait_s: float = 8.0) -> tuple[neo4j.Driver, str]
                 info = driver.get_server_info()
     except AuthError:
         driver.close()
-        hint = "the password in GR_NEO4J_HOME/password" if target.managed else "NEO4J_USERNAME/NEO4J_PASSWORD"
-        raise ConnectionFailed(f"Neo4j at {target.uri} rejected the credentials of user '{target.username}' (check {hint})") from None
+        raise ConnectionFailed(
+            f"Neo4j at {target.uri} rejected the credentials of user {quoted(target.username)} (check {_credentials(target)})"
+        ) from None
     except RETRYABLE as exc:
         driver.close()
-        hint = " (start it with `gr-neo4j db start`)" if target.managed else ""
+        hint = " (start it with `gr-neo4j db start`)" if target.managed else _port_hint(target.uri)
         raise ConnectionFailed(f"Neo4j at {target.uri} is unreachable after {wait_s:.0f} s{hint}: {_short(exc)}") from None
+    except Neo4jError as exc:
+        driver.close()
+        if exc.code == RATE_LIMIT:
+            # After dbms.security.auth_max_failed_attempts wrong passwords Neo4j locks the user for
+            # dbms.security.auth_lock_time (5 s by default) and says so with this code, not AuthError.
+            raise ConnectionFailed(
+                f"Neo4j at {target.uri} refuses user {quoted(target.username)} for now: too many failed logins; "
+                f"wait a few seconds and check the password ({_credentials(target)})"
+            ) from None
+        raise
     return driver, info.agent
+
+
+def check_scheme(uri: str) -> None:
+    """Refuse an HTTP address with the fix: the driver only speaks Bolt."""
+    scheme = urlsplit(uri).scheme.lower() if "://" in uri else ""
+    if scheme in ("http", "https"):
+        raise ConnectionFailed(
+            f"NEO4J_URI={quoted(uri)} is an HTTP address and gr-neo4j talks Bolt: use bolt:// or neo4j:// (+s for TLS, e.g. neo4j+s://); "
+            "7474 is Neo4j's HTTP port, Bolt is 7687"
+        )
 
 
 def connect(settings: Settings, wait_s: float = 8.0) -> Connection:
@@ -152,10 +189,33 @@ def connect(settings: Settings, wait_s: float = 8.0) -> Connection:
     driver, agent = open_driver(target, wait_s)
     try:
         require_supported(agent, target.uri)
-    except ConnectionFailed:
+        require_database(driver, target)
+    except BaseException:
         driver.close()
         raise
     return Connection(driver, target, agent)
+
+
+def require_database(driver: neo4j.Driver, target: Target) -> None:
+    """Name a missing database at connect time rather than in the first query's error."""
+    try:
+        driver.execute_query("RETURN 1", database_=target.database, routing_=RoutingControl.READ)
+    except ClientError as exc:
+        if exc.code != DATABASE_NOT_FOUND:
+            raise
+        raise ConnectionFailed(
+            f"database {quoted(target.database)} does not exist on Neo4j at {target.uri}"
+            f"{_databases(driver)}; set NEO4J_DATABASE to one that does"
+        ) from None
+
+
+def _databases(driver: neo4j.Driver) -> str:
+    """' (it has: neo4j, system)', or nothing when the user may not list databases."""
+    try:
+        records, _, _ = driver.execute_query("SHOW DATABASES YIELD name RETURN DISTINCT name ORDER BY name", database_="system")
+    except Neo4jError:
+        return ""
+    return f" (it has: {', '.join(r['name'] for r in records)})" if records else ""
 
 
 def require_supported(agent: str, uri: str) -> None:
@@ -165,6 +225,18 @@ def require_supported(agent: str, uri: str) -> None:
         raise ConnectionFailed(f"Neo4j at {uri} is {agent}; gr-neo4j needs Neo4j >= {need} (vector indexes on relationships)")
 
 
+def _credentials(target: Target) -> str:
+    return "the password in GR_NEO4J_HOME/password" if target.managed else "NEO4J_USERNAME/NEO4J_PASSWORD"
+
+
+def _port_hint(uri: str) -> str:
+    try:
+        port = urlsplit(uri).port
+    except ValueError:
+        return ""
+    return " (7474 is Neo4j's HTTP port; Bolt is 7687)" if port == 7474 else ""
+
+
 def _short(exc: Exception) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:200]
+    return shorten(text, 200)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+QUOTE_LIMIT = 80
+
 
 class GrNeo4jError(Exception):
     """A failure with a message meant for the user, optionally pointing at a log file."""
@@ -29,3 +31,26 @@ class ConnectionFailed(GrNeo4jError):
 
 class SchemaError(GrNeo4jError):
     """The database schema disagrees with the configuration (e.g. embedding dimension)."""
+
+
+def printable(text: str) -> str:
+    """Text that any terminal can print: undecodable bytes of a command line or file name
+    (kept by Python as lone surrogates) become backslash escapes such as \\xff."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # surrogates that no byte maps to (e.g. from JSON "\ud800")
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """Cut text to about `limit` characters, keeping its start and its end (a file name, say)."""
+    text = printable(text)
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 4, 1)
+    return f"{text[: limit - tail - 1]}…{text[-tail:]}"
+
+
+def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """A user's value quoted for a message, cut to a readable length."""
+    return f"'{shorten(str(value), limit)}'"
