@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
-from conftest import make_settings
+import typer
+from conftest import make_settings, server_home
 from neo4j import GraphDatabase
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
+from gr_neo4j.cli.common import LINE_LIMIT, handles_errors, one_line
+from gr_neo4j.connection import connect
 from gr_neo4j.server import process
 from gr_neo4j.server.layout import layout_of
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def env_of(settings, **extra) -> dict:
@@ -78,3 +87,103 @@ def test_stopped_managed_server_is_said_at_once(stopped_home):
     line = error_line(invoke(app, ["stats"], env_of(stopped_home)))
     assert line == f"error: the managed Neo4j in {stopped_home.home} is not running: run `gr-neo4j db start`"
     assert time.monotonic() - began < 2
+
+
+def test_non_utf8_argument_is_a_usage_error(stopped_home):
+    # A real command line: Python keeps the byte 0xff as a lone surrogate in sys.argv.
+    proc = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "gr-neo4j"), "load", "triples", "--path", b"/tmp/caf\xff.tsv"],
+        env={k: v for k, v in (os.environ | env_of(stopped_home)).items() if v is not None},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err and proc.stdout == b""
+    assert err.strip().splitlines() == ["error: argument '/tmp/caf\\xff.tsv' is not valid UTF-8"]
+
+
+def test_non_utf8_question_is_a_usage_error(stopped_home):
+    line = error_line(invoke(app, ["ask", "who directed caf\udce9?"], env_of(stopped_home)), code=2)
+    assert line == "error: argument 'who directed caf\\xe9?' is not valid UTF-8"
+
+
+def test_long_argument_is_cut_to_a_readable_line(stopped_home):
+    long_path = "/tmp/" + "a" * 100_000 + "/triples.tsv"
+    line = error_line(invoke(app, ["load", "triples", "--path", long_path], env_of(stopped_home)))
+    assert len(line) <= LINE_LIMIT + len("error: ")
+    assert "/tmp/aaaa" in line and "…" in line
+
+
+def test_one_line_keeps_the_start_and_the_end():
+    question = " ".join(["word"] * 30_000)
+    line = one_line(f"no answer for '{question}' (log: /home/me/logs/neo4j.log)\nsecond line")
+    assert len(line) <= LINE_LIMIT and "\n" not in line
+    assert line.startswith("no answer for 'word word") and line.endswith("(log: /home/me/logs/neo4j.log) second line")
+
+
+def test_markup_in_an_argument_is_printed_as_is(stopped_home):
+    line = error_line(invoke(app, ["load", "triples", "--path", "/tmp/[/bold]x[red].tsv"], env_of(stopped_home)))
+    assert "/tmp/[/bold]x[red].tsv" in line
+
+
+def test_retrieve_out_that_is_a_directory_is_refused_first(stopped_home, tmp_path):
+    line = error_line(invoke(app, ["retrieve", "-d", "metaqa", "-s", "dev", "--out", str(tmp_path)], env_of(stopped_home)))
+    assert f"the output '{tmp_path}' is a directory; give a file name such as '{tmp_path}/metaqa_dev.pt'" in line
+
+
+def _command(work) -> typer.Typer:
+    """A one-command CLI with the error handling of every gr-neo4j command."""
+    cli = typer.Typer()
+    cli.command()(handles_errors(work))
+    return cli
+
+
+def test_file_errors_are_one_line_and_debug_shows_the_traceback(tmp_path):
+    target = tmp_path / "samples.pt"
+    target.mkdir()
+    cli = _command(lambda: target.write_text("x"))
+    assert error_line(invoke(cli, [], {})) == f"error: {target}: Is a directory (IsADirectoryError)"
+    result = invoke(cli, [], {"GR_NEO4J_DEBUG": "1"})
+    assert isinstance(result.exception, IsADirectoryError)
+
+
+# --- a disk that fills up under the store --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_disk():
+    """A managed server whose data/ is a 700 MB tmpfs: Neo4j preallocates 2 x 256 MB of
+    transaction log, leaving under 200 MB for the store."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    settings = make_settings(server_home("small-disk"))
+    data = layout_of(settings).data_dir
+    data.mkdir(parents=True, mode=0o700)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=700m,mode=0700", "tmpfs", str(data)], capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        process.start(settings)
+        yield settings
+    finally:
+        process.stop(settings)
+        subprocess.run(["umount", str(data)], check=True)
+        shutil.rmtree(settings.home, ignore_errors=True)
+
+
+def test_disk_full_is_one_line_naming_the_store(small_disk):
+    def fill() -> None:
+        with connect(small_disk) as conn:
+            for _ in range(100):  # 10 MB per transaction, far more than the disk holds
+                conn.query("UNWIND range(1, 100) AS i CREATE (:Filler {text: $text})", {"text": "x" * 100_000})
+
+    env = env_of(small_disk)
+    line = error_line(invoke(_command(fill), [], env))
+    store = layout_of(small_disk).data_dir
+    assert line.startswith("error: Neo4j could not write (Neo.DatabaseError.Transaction.TransactionCommitFailed)")
+    assert f"the disk of its store {store} is full; free space, restart Neo4j" in line
+    # Every later command meets the same failed database and says the same.
+    again = error_line(invoke(app, ["stats"], env))
+    assert f"the disk of its store {store} is full" in again

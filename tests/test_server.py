@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+import typer
 from conftest import free_port, make_settings, server_home
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
+from gr_neo4j.cli.common import handles_errors
 from gr_neo4j.connection import connect
 from gr_neo4j.errors import ConnectionFailed, ServerError
 from gr_neo4j.server import process
@@ -150,6 +155,35 @@ def test_stop_then_start_at_once_on_the_same_ports(lifecycle_settings):
     assert time.monotonic() - began < 90
     with connect(s) as conn:
         assert conn.query("RETURN 1 AS one")[0]["one"] == 1
+
+
+def test_server_killed_mid_command_is_one_line(lifecycle_settings):
+    """kill -9 of the server during a query: the command ends in one line (after the driver's
+    retries), and the next command says at once that the server is not running."""
+    s = lifecycle_settings
+    pid = process.status(s).pid
+    assert pid
+
+    def long_query() -> None:
+        with connect(s) as conn:
+            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+            conn.query("UNWIND range(1, 2000000000) AS i WITH i WHERE i < 0 RETURN count(*) AS n")
+
+    cli = typer.Typer()
+    cli.command()(handles_errors(long_query))
+    env = {"GR_NEO4J_HOME": str(s.home), "GR_NEO4J_DIST": str(s.dist_dir), "GR_NEO4J_DEBUG": None}
+    result = CliRunner().invoke(cli, [], env=env)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert lines[0].startswith("error: Neo4j stopped or became unreachable during the command (ServiceUnavailable")
+    assert lines[0].endswith("once it is up, run it again: loads resume where they stopped")
+
+    began = time.monotonic()
+    result = CliRunner().invoke(app, ["stats"], env=env)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"error: the managed Neo4j in {s.home} is not running: run `gr-neo4j db start`"
+    assert time.monotonic() - began < 2
 
 
 def test_port_probe_ignores_time_wait():

@@ -9,14 +9,26 @@ from __future__ import annotations
 import warnings
 
 import typer
+from typer.core import TyperGroup
 
 # Deprecation notices of torch internals (torch.jit in PyG) are for library authors, not CLI users.
 warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch(\.|$)")
 
 from . import data, db, models, retrieval, train
+from .common import check_arguments
+
+
+class _Root(TyperGroup):
+    """The root command group: refuses arguments that are not UTF-8 before anything parses them."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        check_arguments(args)
+        return super().parse_args(ctx, args)
+
 
 app = typer.Typer(
     name="gr-neo4j",
+    cls=_Root,
     help="G-Retriever on Neo4j: load textual graphs, retrieve subgraphs with PCST, answer with a GNN + LLM.",
     no_args_is_help=True,
     add_completion=False,

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ..errors import quoted
 from ..settings import Settings
 from .retriever import RetrievalError, RetrievalParams, Retriever
 
@@ -60,6 +61,9 @@ def retrieve_split(
     """Retrieve for every Question of ``dataset``/``split`` and save ``SubgraphSample``s to ``out``."""
     from ..samples import SubgraphSample, save_samples
 
+    if Path(out).is_dir():  # found before the retrieval, not after it
+        example = Path(out) / f"{dataset}_{split}.pt"
+        raise RetrievalError(f"the output {quoted(out)} is a directory; give a file name such as {quoted(example)}")
     began = time.perf_counter()
     with Retriever(settings) as r:
         info = r.dataset(dataset)

@@ -27,6 +27,7 @@ from .pid import running_pid
 
 LAUNCHER = "org.neo4j.server.startup.Neo4jCommand"
 START_TIMEOUT_S = 120.0
+DEBUG_LOG_TAIL = 4 << 20  # bytes of debug.log searched for the cause of a server-side failure
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,24 @@ def tail_log(settings: Settings, lines: int = 50, debug: bool = False) -> tuple[
         raise ServerError(f"no log yet at {path}: the managed server has never started in {settings.home}")
     with path.open(errors="replace") as f:
         return path, f.read().splitlines()[-lines:]
+
+
+def out_of_disk_space(settings: Settings) -> Path | None:
+    """The store directory when the running server's debug.log reports a full disk since it started.
+
+    Neo4j answers a full disk with a generic TransactionCommitFailed, then refuses every
+    transaction; only its debug.log names the cause (OutOfDiskSpaceException).
+    """
+    layout = layout_of(settings)
+    path = layout.logs_dir / "debug.log"
+    try:
+        with path.open("rb") as f:
+            f.seek(max(path.stat().st_size - DEBUG_LOG_TAIL, 0))
+            tail = f.read()
+    except OSError:
+        return None
+    full = max(tail.rfind(marker) for marker in (b"OutOfDiskSpaceException", b"No space left on device"))
+    return layout.data_dir if full > tail.rfind(b"======== Neo4j ") else None
 
 
 def port_is_free(port: int) -> bool:
