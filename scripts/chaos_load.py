@@ -22,17 +22,22 @@ from --faults, with start states and times drawn from a seeded RNG (--seed):
   remounted just above its current use, so the server runs out of space; then it gets its room
   back and is restarted. Skipped with a note where no tmpfs can be mounted.
 
-Random times are drawn from the measured duration of a load from the same start state. After each
-fault: no duplicate uids, no entity or relationship without an embedding, and when the Dataset says
-'complete', every count equals the reference (exit 0 or status complete must mean complete). Then
-the load is run again to completion, as a user would, and checked: no duplicates, no missing
-embeddings, counts equal to the reference, status 'complete'.
+When a fault strikes is drawn too: 3 times in 4 at a random row count between the start state's
+and the full dataset's (polled from the count store every 50 ms, so it lands in the writes), else
+at a random time within the reference load's time before its first write (start-up, parse,
+embedding); for a re-load of a complete dataset, within the measured re-load time. The racing drop
+is started ahead, imported and waiting on its stdin, so it reaches the database at that moment.
+A fault whose load ended before it could strike counts as missed. After each fault: no duplicate
+uids, no entity or relationship without an embedding, and when the Dataset says 'complete', every
+count equals the reference (exit 0 or status complete must mean complete). Then the load is run
+again to completion, as a user would, and checked: no duplicates, no missing embeddings, counts
+equal to the reference, status 'complete'.
 
 One line per round on stderr; one JSON summary on stdout; exit status 1 on any violation.
 
     python scripts/chaos_load.py [--metaqa DIR] [--triples 20000] [--questions 2000] [--rounds 12]
         [--time-limit 1500] [--seed 0] [--faults kill_client,kill_server,drop_race,disk_full]
-        [--batch-size 1000] [--embedder PATH]
+        [--starts empty,partial,complete] [--batch-size 1000] [--embedder PATH] [--logs DIR]
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from gr_neo4j.connection import connect
 from gr_neo4j.errors import ServerError
 from gr_neo4j.ingest.source import datasets_dir
 from gr_neo4j.server import process
+from gr_neo4j.server.install import find_installation
 from gr_neo4j.server.layout import layout_of
 from gr_neo4j.settings import Settings, load_settings
 
@@ -82,6 +88,7 @@ CHECK_QUERIES = {
     "answer_links": "MATCH (q:Question {dataset: $ds})-[l:ANSWER]->(e:Entity) RETURN count(l) AS n, count(DISTINCT [q.uid, e.uid]) AS d, count(l) AS e",
 }
 STATUS_QUERY = "MATCH (d:Dataset {name: $ds}) RETURN collect(d.status) AS statuses"
+START_PATIENCE_S = 300.0  # a server restarting after kill -9 replays its transaction logs first
 STRIPPED_ENV = ("GR_NEO4J_BOLT_PORT", "GR_NEO4J_HTTP_PORT", "GR_NEO4J_HEAP", "GR_NEO4J_PAGECACHE", "GR_NEO4J_EMBEDDER")
 
 
@@ -321,19 +328,39 @@ class Server:
         self.restarts = 0
 
     def start(self) -> float:
-        """Start and wait until Bolt answers. On a busy machine the launcher can outlast its own 60 s limit
-        while the server still comes up: then wait for it; if it does not answer, kill it and start once more."""
+        """Start and wait until Bolt answers.
+
+        On a busy machine the launcher can outlast its own 60 s limit while the server still comes up
+        (crash recovery included); `process.start` then raises before it records the ports, so record
+        them here and wait as long as the JVM lives. If it dies or never answers: kill it and start once
+        more on fresh ports (the old ones may still be held).
+        """
         began = time.monotonic()
         try:
             process.start(self.settings)
         except ServerError as exc:
             log(f"server start: {exc}; waiting for it")
-            try:
-                self.wait_ready(240)
-            except Exception:  # noqa: BLE001 - not up: one clean retry
+            if not self.await_slow_start(START_PATIENCE_S):
                 self.kill9()
+                self.settings = self.settings.with_(bolt_port=free_port(), http_port=free_port())
                 process.start(self.settings)
         return time.monotonic() - began
+
+    def await_slow_start(self, patience: float) -> bool:
+        installation = find_installation(self.settings)
+        layout_of(self.settings).write_state(
+            bolt_port=self.settings.bolt_port, http_port=self.settings.http_port,
+            version=installation.version if installation else None,
+        )
+        deadline = time.monotonic() + patience
+        while time.monotonic() < deadline and self.jvm_pid() is not None:
+            try:
+                self.wait_ready(10)
+                return True
+            except Exception as exc:  # noqa: BLE001 - still starting: try again while the JVM lives
+                if "credentials" in str(exc):
+                    return False  # a first start cut short before its password was set: start afresh
+        return False
 
     def wait_ready(self, timeout: float) -> None:
         with connect(self.settings, wait_s=timeout) as conn:
@@ -733,6 +760,7 @@ def main() -> int:
     parser.add_argument("--heap", default="1g")
     parser.add_argument("--pagecache", default="512m")
     parser.add_argument("--tmpfs-mb", type=int, default=3072, help="size of the tmpfs home for disk_full")
+    parser.add_argument("--logs", type=Path, default=None, help="copy the server's logs and every command's output here at the end")
     parser.add_argument("--disk-margin-kb", type=int, default=256, help="free space left when disk_full shrinks the tmpfs")
     args = parser.parse_args()
 
@@ -753,17 +781,6 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="gr-neo4j-chaos-"))
     home = work / "home"
     home.mkdir()
-    tmpfs = None
-    if "disk_full" in kinds:
-        tmpfs = Tmpfs(home, args.tmpfs_mb)
-        why = tmpfs.mount()
-        if why:
-            tmpfs = None
-            kinds = [k for k in kinds if k != "disk_full"]
-            out.notes.append(f"disk_full skipped: {why}")
-            log(f"disk_full skipped: {why}")
-            if not kinds:
-                parser.error("no fault kind left to run")
     settings = load_settings(
         home=home, dist_dir=dist, bolt_port=free_port(), http_port=free_port(), heap=args.heap, pagecache=args.pagecache
     )
@@ -772,16 +789,25 @@ def main() -> int:
     if args.embedder:
         env["GR_NEO4J_EMBEDDER"] = str(args.embedder)
     server = Server(settings)
+    tmpfs = Tmpfs(home, args.tmpfs_mb)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     input_counts: dict[str, int] = {}
     chaos = None
     interrupted = False
     try:
+        if "disk_full" in kinds:
+            why = tmpfs.mount()
+            if why:
+                kinds = [k for k in kinds if k != "disk_full"]
+                out.notes.append(f"disk_full skipped: {why}")
+                log(f"disk_full skipped: {why}")
+                if not kinds:
+                    raise SystemExit("no fault kind left to run")
         input_counts = build_slice(source, work / "metaqa", args.triples, args.questions)
         log(f"slice of {source}: {json.dumps(input_counts)}")
-        log(f"starting Neo4j in {home}" + (" (tmpfs)" if tmpfs else "") + "...")
+        log(f"starting Neo4j in {home}" + (" (tmpfs)" if tmpfs.mounted else "") + "...")
         log(f"server up in {server.start():.1f} s")
-        chaos = Chaos(args, server, tmpfs, work / "metaqa", work, env, out)
+        chaos = Chaos(args, server, tmpfs if tmpfs.mounted else None, work / "metaqa", work, env, out)
         if chaos.reference_run(input_counts):
             deadline = began + args.time_limit
             longest = 0.0
@@ -799,14 +825,19 @@ def main() -> int:
     except KeyboardInterrupt:
         interrupted = True
         out.violations.append("interrupted before the end")
+        log("interrupted: stopping the commands and the server")
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second TERM must not cut the clean-up short
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         for child in list(Child.live):
             child.kill()
         server.shutdown()
-        if tmpfs is not None:
-            tmpfs.unmount()
+        if args.logs:
+            save_logs(work, args.logs)
+        tmpfs.unmount()
         shutil.rmtree(work, ignore_errors=True)
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     summary = {
         "rounds": len(out.rounds),
         "faults": out.faults,
@@ -830,6 +861,14 @@ def main() -> int:
     if interrupted:
         return 130
     return 1 if out.violations else 0
+
+
+def save_logs(work: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in sorted(work.glob("*.out")) + sorted(work.glob("*.err")):
+        shutil.copy(path, dest / path.name)
+    if (work / "home" / "logs").is_dir():
+        shutil.copytree(work / "home" / "logs", dest / "neo4j-logs", dirs_exist_ok=True)
 
 
 def run_round_safely(chaos: Chaos, number: int, kind: str) -> dict:
