@@ -1,3 +1,3 @@
 MATCH (g:Graph)
-WHERE g.uid STARTS WITH $dataset + '|'
+WHERE g.dataset = $dataset
 CALL (g) { DETACH DELETE g } IN TRANSACTIONS OF 10000 ROWS

@@ -11,7 +11,7 @@ CALL (d) {
 }
 CALL (d) {
   MATCH (g:Graph)
-  WHERE g.uid STARTS WITH d.name + '|'
+  WHERE g.dataset = d.name
   RETURN count(g) AS graphs
 }
 CALL (d) {

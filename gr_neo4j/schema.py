@@ -17,7 +17,10 @@ FULLTEXT_INDEX = "entity_text_fulltext"
 
 # Named statements in cypher/, in creation order.
 CONSTRAINTS = ["schema_entity_uid", "schema_rel_uid", "schema_question_uid", "schema_graph_uid", "schema_dataset_name", "schema_retrieval_id"]
-RANGE_INDEXES = ["schema_entity_dataset_graph", "schema_rel_dataset", "schema_question_dataset_split"]
+RANGE_INDEXES = [
+    "schema_entity_dataset_graph", "schema_rel_dataset", "schema_question_dataset_split", "schema_graph_dataset",
+    "schema_retrieval_dataset",
+]
 FULLTEXT_INDEXES = ["schema_entity_text_fulltext"]
 VECTOR_INDEXES = {ENTITY_VECTOR_INDEX: "schema_entity_embedding", REL_VECTOR_INDEX: "schema_rel_embedding"}
 

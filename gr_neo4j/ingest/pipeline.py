@@ -26,6 +26,7 @@ from ..schema import init_schema
 from ..settings import Settings
 from .collect import Collected
 from .embed import TextVectors, embed_distinct
+from .lease import DatasetLease, expected_uids
 from .plan import Existing, WritePlan, plan_writes
 from .progress import Phases
 from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
@@ -141,13 +142,23 @@ def load_into(
         raise MissingInput(f"{source}: no {ds} records found" + (f" for split {','.join(sorted(splits))}" if splits else ""))
 
     kind = spec.kind or (PER_SAMPLE if collected.graphs else KNOWLEDGE_GRAPH)
+    # The claim comes before looking for existing rows: a drop between that look and the writes
+    # would otherwise leave the rows it deleted counted as present.
+    lease = DatasetLease(conn, ds)
+    lease.acquire(kind, embedder.name, dimension)
+    with lease.kept_alive():
+        return _load_claimed(conn, spec, source, embedder, collected, kind, lease, batch_size, phases, began)
+
+
+def _load_claimed(conn, spec, source, embedder, collected, kind, lease, batch_size, phases, began) -> LoadReport:
+    """Find existing rows, embed, write and verify, while this load holds the dataset's claim."""
+    ds = spec.name
     with phases.phase("find existing", total=4, unit="kinds") as advance:
         found = _existing(conn, ds, collected, advance)
     plan = plan_writes(collected, found)
 
     vectors, texts_embedded = _vectors_for(conn, ds, plan, bool(found.entities or found.rels), embedder, phases)
 
-    conn.write("load_dataset_begin", dataset=ds, kind=kind, embedder=embedder.name, dimension=dimension)
     # Entities carry one distinct vector each, and inserting them into the HNSW vector index is the
     # slowest write: it costs less per row in transactions of ~1,000 rows, several at once (measured
     # on 20k vectors: 1,306 rows/s as 2 x 5,000, 2,984 rows/s as 4 x 1,000). Entity batches never
@@ -167,7 +178,9 @@ def load_into(
         if rows:
             with phases.phase(label, total=len(rows)) as advance:
                 written[statement_name] = write_rows(conn, statement_name, rows, ds, size, vecs, advance, workers)
-    conn.write("load_dataset_finish", dataset=ds, source=str(source))
+    with phases.phase("verify", total=1, unit="checks") as advance:
+        lease.finish(str(source), expected_uids(collected))
+        advance(1)
 
     totals = next((s for s in stats_of(conn) if s.name == ds), None)
     return LoadReport(

@@ -2,17 +2,32 @@
 
 Drops run as `CALL {…} IN TRANSACTIONS` (batches of 10,000) so deleting a large knowledge graph
 never needs one huge transaction; every statement filters on the dataset, so other datasets are
-untouched. An interrupted drop leaves the Dataset node marked 'dropping' and can be run again.
+untouched. An interrupted drop leaves the Dataset node marked 'dropping' and can be run again. A drop
+is refused while a live load holds the dataset (see `lease`), and removes the dataset's recorded
+retrievals too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from neo4j.exceptions import TransientError
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
 from ..connection import Connection, connect
 from ..cypher_store import statement
 from ..settings import Settings
+from .lease import LEASE_S, DatasetBusy, busy_message, stale_tokens
 from .records import MissingInput
+
+# Relationships before entities (DETACH DELETE of a hub in one batch would exceed the transaction
+# memory); retrievals first, as they link to the entities.
+DROP_STEPS = ("drop_retrievals", "drop_questions", "drop_rels", "drop_entities", "drop_graphs")
 
 
 @dataclass(frozen=True)
@@ -78,11 +93,26 @@ def drop_from(conn: Connection, name: str) -> DatasetStats:
     if name not in before:
         known = ", ".join(sorted(before)) or "none"
         raise MissingInput(f"no dataset named {name!r} in the database (loaded: {known})")
-    conn.write("drop_mark", dataset=name)
-    for step in ("drop_questions", "drop_rels", "drop_entities", "drop_graphs"):
-        conn.run_autocommit(statement(step), {"dataset": name})
+    row = conn.write("drop_mark", dataset=name, lease_s=LEASE_S, stale_tokens=[])[0]
+    if not row["marked"] and stale_tokens(dict(row)):
+        row = conn.write("drop_mark", dataset=name, lease_s=LEASE_S, stale_tokens=stale_tokens(dict(row)))[0]
+    if not row["marked"]:
+        raise DatasetBusy(busy_message(name, dict(row), "drop"))
+    for step in DROP_STEPS:
+        _retrying(lambda step=step: conn.run_autocommit(statement(step), {"dataset": name}))
     conn.write("drop_dataset_node", dataset=name)
     return before[name]
+
+
+def _retrying(work) -> None:
+    """Run a drop step again on a transient error (a deadlock with a concurrent `ask` recording its
+    retrieval): every step deletes what is left, so repeating one is safe."""
+    for attempt in Retrying(
+        stop=stop_after_attempt(5), wait=wait_exponential(multiplier=0.2, max=3.0),
+        retry=retry_if_exception_type(TransientError), reraise=True,
+    ):
+        with attempt:
+            work()
 
 
 def drop_dataset(settings: Settings, name: str) -> DatasetStats:

@@ -1,0 +1,1 @@
+CREATE INDEX graph_dataset IF NOT EXISTS FOR (g:Graph) ON (g.dataset)
