@@ -11,7 +11,8 @@ Then a fixed number of rounds (bounded by --time-limit), each one fault of a kin
 from --faults, with start states and times drawn from a seeded RNG (--seed):
 
 - start: `empty` (dataset dropped first), `partial` (dropped, then a load killed part way: the
-  faulted load resumes it) or `complete` (the previous round's complete dataset: a re-load);
+  faulted load resumes it) or, half as often, `complete` (the previous round's complete dataset:
+  a re-load);
 - kill_client: `kill -9` of the `gr-neo4j load` process group at a random time;
 - kill_server: `kill -9` of the server JVM at a random time during the load, then a restart; the
   client must exit non-zero (or 0 with complete data);
@@ -68,6 +69,7 @@ from gr_neo4j.settings import Settings, load_settings
 
 KINDS = ("kill_client", "kill_server", "drop_race", "disk_full")
 STARTS = ("empty", "partial", "complete")
+START_WEIGHTS = {"empty": 2, "partial": 2, "complete": 1}
 DATASET = "metaqa"
 CLI = "from gr_neo4j.cli import app; app()"
 # The same CLI, imported first and run only when a line arrives on stdin: a drop that starts at once.
@@ -540,6 +542,13 @@ class Chaos:
 
     # when a fault strikes
 
+    def draw_start(self) -> str:
+        """A round's start state; a re-load of a complete dataset (little to write) half as often as the others."""
+        states = self.args.start_states
+        if len(states) == 1:
+            return states[0]
+        return self.rng.choices(states, weights=[START_WEIGHTS[s] for s in states])[0]
+
     def draw_trigger(self, start_rows: int, complete: bool) -> tuple[str, float]:
         """('rows', n): when the database holds n rows, somewhere in the load's writes (3 times in 4);
         ('time', s): s seconds after the start, within the reference load's time before its first write
@@ -873,7 +882,7 @@ def save_logs(work: Path, dest: Path) -> None:
 
 def run_round_safely(chaos: Chaos, number: int, kind: str) -> dict:
     """One round; an unexpected error is a violation of that round, and the next round still runs."""
-    info = {"round": number, "fault": kind, "start": chaos.rng.choice(chaos.args.start_states), "violations": []}
+    info = {"round": number, "fault": kind, "start": chaos.draw_start(), "violations": []}
     try:
         chaos.run_round(info)
     except KeyboardInterrupt:
