@@ -1,0 +1,35 @@
+"""Choices and defaults in one place: the enums the CLI lists in `--help` and the library checks.
+
+Each enum is a `StrEnum`, so a member is its own value (`Mode.PATHS == "paths"`), typer shows the
+values as choices and rejects others with exit status 2, and the library accepts plain strings
+through `Mode(value)`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Mode(StrEnum):
+    """How a subgraph is selected from the candidates (see `gr_neo4j.retrieval.modes`)."""
+
+    PATHS = "paths"  # relation paths from the topic entities scored against the question (KG default)
+    REFERENCE = "reference"  # G-Retriever exactly: node and edge prizes, PCST
+    TRIPLES = "triples"  # PCST with an edge scored as its whole triple, topic entities prized
+    WHOLE = "whole"  # the whole candidate graph (ExplaGraphs; the k-hop baseline)
+    KAPING = "kaping"  # top-k triples, no PCST (KAPING-style baseline)
+
+
+class Gnn(StrEnum):
+    """The graph encoder (see `gr_neo4j.model.encoder`)."""
+
+    GT = "gt"  # Graph Transformer (TransformerConv), the paper's default
+    GAT = "gat"
+    GCN = "gcn"
+
+
+class OnError(StrEnum):
+    """What a load does with a malformed record."""
+
+    FAIL = "fail"  # write nothing if any record is bad
+    SKIP = "skip"  # write the rest and count the skipped records by reason
