@@ -17,6 +17,7 @@ from ..ingest import (
     load_dataset,
 )
 from .common import console, err_console, handles_errors, settings_from
+from .progress import RichProgress
 
 DATASETS = ", ".join(LOADER_MODULES)
 
@@ -39,7 +40,7 @@ def load(
 ) -> None:
     """Load a dataset into Neo4j with text embeddings (idempotent and resumable: run it again to finish or refresh)."""
     settings = settings_from()
-    report = load_dataset(settings, dataset, path, split, limit, batch_size, on_error, console=err_console, as_name=name)
+    report = load_dataset(settings, dataset, path, split, limit, batch_size, on_error, progress=RichProgress(err_console), as_name=name)
     console.print(report_table(report))
     if report.skipped:
         reasons = "; ".join(f"{n} × {reason}" for reason, n in sorted(report.skipped_reasons.items()))

@@ -17,18 +17,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rich.console import Console
-
 from ..connection import Connection, connect
 from ..embedder import Embedder, embedder_source, load_embedder
 from ..errors import GrNeo4jError
+from ..progress import Phases, Progress
 from ..schema import init_schema
 from ..settings import Settings
 from .collect import Collected
 from .embed import TextVectors, embed_distinct
 from .lease import DatasetLease, expected_uids
 from .plan import Existing, WritePlan, plan_writes
-from .progress import Phases
 from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
 from .report import LoadReport
 from .source import LoaderSpec, get_loader, named, parse_splits
@@ -51,7 +49,7 @@ def load_dataset(
     limit: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_error: str = "fail",
-    console: Console | None = None,
+    progress: Progress | None = None,
     embedder: Embedder | None = None,
     as_name: str | None = None,
 ) -> LoadReport:
@@ -65,7 +63,7 @@ def load_dataset(
     spec, source, splits = _prepare(name, path, split, limit, batch_size, on_error, as_name)
     embedder = embedder or LazyEmbedder(settings)
     with connect(settings) as conn:
-        return load_into(conn, spec, source, embedder, splits, limit, batch_size, on_error, console)
+        return load_into(conn, spec, source, embedder, splits, limit, batch_size, on_error, progress)
 
 
 class LazyEmbedder:
@@ -116,11 +114,11 @@ def load_into(
     limit: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_error: str = "fail",
-    console: Console | None = None,
+    progress: Progress | None = None,
 ) -> LoadReport:
     """The load itself, on an open connection (what `load_dataset` and the benchmark call)."""
     began = time.perf_counter()
-    phases = Phases(console)
+    phases = Phases(progress)
     ds = spec.name
     existing = _check_dataset(conn, ds, embedder)
     # Same model as the dataset's: its recorded dimension spares loading the model on a re-load.
