@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 
-@lru_cache(maxsize=None)
+@cache
 def statement(name: str) -> str:
     """The text of `cypher/<name>.cypher` (shipped as package data of ``gr_neo4j.cypher``)."""
     resource = resources.files("gr_neo4j.cypher").joinpath(f"{name}.cypher")

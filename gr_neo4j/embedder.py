@@ -6,10 +6,10 @@ config.toml) replaces it with a local path or a Hugging Face id (downloaded only
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -14,9 +14,9 @@ arguments as ``Argument 1: …\\nArgument 2: …``; the model's prompt module ad
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import torch
 from torch_geometric.data import Data
@@ -76,7 +76,7 @@ def load_samples(path: str | Path) -> list[SubgraphSample]:
         raise GrNeo4jError(f"{path}: no such samples file")
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for corrupt or foreign files
+    except Exception as exc:  # noqa: BLE001 - torch raises many types for corrupt or foreign files
         raise GrNeo4jError(f"{path}: not a samples file written by gr-neo4j ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise GrNeo4jError(f"{path}: not a samples file of format {FORMAT}")

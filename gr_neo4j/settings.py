@@ -81,7 +81,7 @@ class Settings:
         """Converted models and other derived files."""
         return self.home / "cache"
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor

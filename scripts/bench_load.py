@@ -135,7 +135,7 @@ def storage_comparison(conn, dimension: int, n: int = 5000, batch: int = 1000) -
         began = time.perf_counter()
         for start in range(0, n, batch):
             params = {"dataset": ds, "rows": rows[start : start + batch], "vectors": vectors[start : start + batch].tolist()}
-            conn.write_tx(lambda tx, p=params: tx.run(cypher, p).consume())
+            conn.write_tx(lambda tx, p=params, c=cypher: tx.run(c, p).consume())
         seconds = time.perf_counter() - began
         stored = conn.query("MATCH (n:Entity {uid: $u}) RETURN n.embedding AS e", {"u": rows[0]["uid"]})[0]["e"]
         out[label] = {

@@ -87,8 +87,8 @@ def main() -> None:
             hits, nodes = 0, []
             for q in qs:
                 res = r.retrieve(q.text, info.name, params=params, question_uid=q.uid)
-                for k in t:
-                    t[k].append(getattr(res.timings, f"{k}_ms"))
+                for k, values in t.items():
+                    values.append(getattr(res.timings, f"{k}_ms"))
                 hits += bool(set(q.answer_keys) & {n.key for n in res.nodes})
                 nodes.append(len(res.nodes))
             neo[h] = {"mode": res.mode, **{f"{k}_ms": pct(v) for k, v in t.items()}, "answer_recall": round(hits / len(qs), 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
@@ -99,7 +99,7 @@ def main() -> None:
         kg = InMemoryKG.from_neo4j(r.conn, info.name)
         load_s = time.perf_counter() - began
         mem = {"load_s": round(load_s, 1), "arrays_mb": round(kg.nbytes / 2**20, 1), "rss_growth_mb": round(rss_mb() - neo_rss, 1),
-               "entities": len(kg.keys), "relationships": int(len(kg.heads))}
+               "entities": len(kg.keys), "relationships": len(kg.heads)}
         index = {k: i for i, k in enumerate(kg.keys)}
 
         for h, qs in questions.items():

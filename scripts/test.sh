@@ -18,4 +18,6 @@ fi
 
 # The Neo4j jars are shared between test runs; each run still gets its own server home.
 export GR_NEO4J_DIST="${GR_NEO4J_DIST:-$HOME/.cache/gr-neo4j/dist}"
+echo "==> ruff check"
+.venv/bin/ruff check .
 exec .venv/bin/python -m pytest -ra "$@"

@@ -7,11 +7,11 @@ import re
 import numpy as np
 import pytest
 from conftest import FIXTURES, SHARED_DATASETS
+from gr_neo4j.loaders.explagraphs import parse_graph
 from test_load_support import counts, tiny_embedder, vector_sizes
 
 from gr_neo4j.ingest import load_dataset, paper_split
 from gr_neo4j.ingest.split import train_test
-from gr_neo4j.loaders.explagraphs import parse_graph
 
 FIXTURE = FIXTURES / "explagraphs" / "three_rows.tsv"
 HEADERED = FIXTURES / "explagraphs" / "train_dev_headered.tsv"

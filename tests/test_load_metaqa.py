@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import SHARED_DATASETS, metaqa_fixture
+from gr_neo4j.loaders.metaqa import TOPIC
 from test_load_support import counts, tiny_embedder, vector_sizes
 
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.ingest import drop_from, load_dataset
-from gr_neo4j.loaders.metaqa import TOPIC
 
 FIXTURE = metaqa_fixture()
 REAL = SHARED_DATASETS / "metaqa"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from conftest import FIXTURES
+from gr_neo4j.loaders.scene_graphs import node_text
 from test_load_support import counts, tiny_embedder, vector_sizes
 
 from gr_neo4j.ingest import load_dataset
 from gr_neo4j.ingest.split import split_of_groups
-from gr_neo4j.loaders.scene_graphs import node_text
 
 
 def test_node_text_is_g_retrievers():

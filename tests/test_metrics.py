@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gr_neo4j.metrics import (answer_items, explagraphs_correct, first_stance, hallucinated, hit_at_1, normalize,
-                              scene_graph_correct, score)
+from gr_neo4j.metrics import answer_items, explagraphs_correct, first_stance, hallucinated, hit_at_1, normalize, scene_graph_correct, score
 
 
 def test_normalize_lowercases_drops_punctuation_and_articles_and_collapses_spaces():

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from test_model_support import tiny_llm, tiny_samples
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
 from gr_neo4j.samples import save_samples
-from test_model_support import tiny_llm, tiny_samples
 
 
 def test_train_then_eval_from_the_command_line(tmp_path, monkeypatch):

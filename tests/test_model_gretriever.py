@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 import torch
+from test_model_support import EMBED_DIM, tiny_llm, tiny_samples
 
 from gr_neo4j.model.checkpoint import answer
 from gr_neo4j.model.gretriever import IGNORE_INDEX, GRetrieverModel, ModelConfig
-from test_model_support import EMBED_DIM, tiny_llm, tiny_samples
 
 
 def make_model(**overrides) -> GRetrieverModel:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest import SHARED_DATASETS
+
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.llm import load_llm
 from gr_neo4j.model import GRetrieverModel, ModelConfig

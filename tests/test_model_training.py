@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
 import pytest
 import torch
 from safetensors.torch import load_file
+from test_model_support import tiny_llm, tiny_samples
 
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.model import TrainConfig, evaluate, load_checkpoint, train
@@ -15,7 +17,6 @@ from gr_neo4j.model.checkpoint import CONFIG, WEIGHTS
 from gr_neo4j.model.datasets import split_indices, split_samples
 from gr_neo4j.model.training import lr_factor
 from gr_neo4j.samples import load_samples, save_samples
-from test_model_support import tiny_llm, tiny_samples
 
 SMALL = dict(dataset="explagraphs", llm="tiny", batch_size=4, eval_batch_size=8, lr=1e-2, gnn_hidden=32, gnn_layers=2,
              max_txt_len=48, max_new_tokens=4, show_progress=False)
@@ -42,7 +43,7 @@ def test_schedule_warms_up_for_one_epoch_then_follows_a_half_cosine():
     assert f[0] == 0 and f[5] == pytest.approx(0.5) and f[10] == pytest.approx(1.0)
     assert f[30] == pytest.approx(0.5)  # halfway through the 4 cosine epochs
     assert f[50] == pytest.approx(0.0, abs=1e-12)
-    assert all(a >= b for a, b in zip(f[10:], f[11:]))
+    assert all(a >= b for a, b in itertools.pairwise(f[10:]))
 
 
 def test_split_is_g_retrievers_60_20_20_with_seed_42():
@@ -72,7 +73,7 @@ def test_training_writes_a_checkpoint_with_only_the_trainable_weights(tmp_path, 
 
 
 def test_saved_and_loaded_checkpoint_gives_the_same_predictions(tmp_path, samples_file):
-    config, result = trained(tmp_path, samples_file, epochs=1, lora=True)
+    config, _ = trained(tmp_path, samples_file, epochs=1, lora=True)
     first = load_checkpoint(config.out, llm=tiny_llm())
     second = load_checkpoint(config.out, llm=tiny_llm())
     fresh = load_checkpoint(config.out, llm=tiny_llm())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from conftest import SHARED_DATASETS
-from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.loaders.explagraphs import parse_graph
+
+from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.samples import explagraphs_samples, load_samples, read_explagraphs, save_samples
 from gr_neo4j.textualize import textualize
 

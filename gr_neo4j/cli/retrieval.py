@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -50,17 +49,17 @@ def subgraph_table(result) -> Table:
 
 def ask(
     question: str = typer.Argument(..., help="The question, in quotes."),
-    dataset: Optional[str] = DATASET,
-    graph: Optional[str] = typer.Option(None, "--graph", "-g", help="Sample id of a per-sample dataset (ExplaGraphs, scene graphs)."),
-    entity: List[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable."),
+    dataset: str | None = DATASET,
+    graph: str | None = typer.Option(None, "--graph", "-g", help="Sample id of a per-sample dataset (ExplaGraphs, scene graphs)."),
+    entity: list[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable."),
     hops: int = HOPS,
     topk: int = TOPK,
-    topk_e: Optional[int] = TOPK_E,
+    topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
-    mode: Optional[str] = MODE,
+    mode: str | None = MODE,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
-    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
+    checkpoint: Path | None = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     no_record: bool = typer.Option(False, "--no-record", help="Do not record a Retrieval node (read-only users)."),
     no_answer: bool = typer.Option(False, "--no-answer", help="Retrieve (and record) only; do not run the LLM."),
@@ -113,12 +112,12 @@ def retrieve(
     out: Path = typer.Option(..., "--out", "-o", help="Samples file to write (read by `gr-neo4j train`)."),
     hops: int = HOPS,
     topk: int = TOPK,
-    topk_e: Optional[int] = TOPK_E,
+    topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
-    mode: Optional[str] = MODE,
+    mode: str | None = MODE,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
-    limit: Optional[int] = typer.Option(None, "--limit", help="At most this many questions."),
+    limit: int | None = typer.Option(None, "--limit", help="At most this many questions."),
 ) -> None:
     """Retrieve the subgraph of every question of a split and write the training samples."""
     from ..retrieval.batch import retrieve_split
@@ -133,12 +132,12 @@ def retrieve(
 def eval_retrieval(
     dataset: str = typer.Option("metaqa", "--dataset", "-d", help="A knowledge-graph dataset with hop-tagged questions."),
     hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to evaluate (expansion depth = hop count)."),
-    limit: Optional[int] = typer.Option(300, "--limit", help="Questions per hop count."),
-    split: Optional[str] = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
+    limit: int | None = typer.Option(300, "--limit", help="Questions per hop count."),
+    split: str | None = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
     topk: int = TOPK,
-    topk_e: Optional[int] = TOPK_E,
+    topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
-    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
+    json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
 ) -> None:
     """Answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side."""
     from ..retrieval.evaluate import evaluate_retrieval, report_table

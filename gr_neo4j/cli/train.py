@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -19,8 +18,8 @@ def register(app: typer.Typer) -> None:
 @handles_errors
 def train(
     dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (explagraphs, metaqa, webqsp, gqa, ...)."),
-    retrieved: Optional[Path] = typer.Option(None, "--retrieved", help="Samples file written by `gr-neo4j retrieve --out`."),
-    tsv: Optional[Path] = typer.Option(None, "--tsv", help="ExplaGraphs only: the raw TSV, trained on whole graphs."),
+    retrieved: Path | None = typer.Option(None, "--retrieved", help="Samples file written by `gr-neo4j retrieve --out`."),
+    tsv: Path | None = typer.Option(None, "--tsv", help="ExplaGraphs only: the raw TSV, trained on whole graphs."),
     out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory (resumed when it holds one)."),
     epochs: int = typer.Option(10, "--epochs"),
     batch_size: int = typer.Option(4, "--batch-size"),
@@ -30,15 +29,16 @@ def train(
     gnn: str = typer.Option("gt", "--gnn", help="gt (graph transformer) | gat | gcn | none (LLM only, needs --lora)."),
     graph_tokens: int = typer.Option(1, "--graph-tokens", help="Graph tokens given to the LLM."),
     max_txt_len: int = typer.Option(512, "--max-txt-len", help="Tokens of the textualised graph kept in the prompt."),
-    llm: Optional[str] = typer.Option(None, "--llm", help="Hugging Face id or path (default: the configured LLM)."),
+    llm: str | None = typer.Option(None, "--llm", help="Hugging Face id or path (default: the configured LLM)."),
     patience: int = typer.Option(2, "--patience", help="Epochs without a better validation loss before stopping."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="At most this many samples per split (quick runs)."),
-    max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Wall-clock budget for the training."),
+    limit: int | None = typer.Option(None, "--limit", help="At most this many samples per split (quick runs)."),
+    max_minutes: float | None = typer.Option(None, "--max-minutes", help="Wall-clock budget for the training."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the checkpoint in --out if there is one."),
 ) -> None:
     """Train the GNN + LLM model (G-Retriever) and write a checkpoint directory."""
     from ..model.encoder import GNN_TYPES
-    from ..model.training import TrainConfig, train as run
+    from ..model.training import TrainConfig
+    from ..model.training import train as run
 
     if gnn not in GNN_TYPES + ("none",):
         raise typer.BadParameter(f"--gnn must be one of {', '.join(GNN_TYPES + ('none',))}")
@@ -57,7 +57,7 @@ def eval_(
     checkpoint: Path = typer.Option(..., "--checkpoint", "-c", help="Checkpoint directory written by `gr-neo4j train`."),
     split: str = typer.Option("test", "--split", help="train | val | test"),
     batch_size: int = typer.Option(16, "--batch-size"),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Answer only the first samples of the split."),
+    limit: int | None = typer.Option(None, "--limit", help="Answer only the first samples of the split."),
 ) -> None:
     """Answer a split with a trained checkpoint; write predictions (JSON lines) and metrics."""
     from ..model.evaluation import evaluate

@@ -9,7 +9,7 @@ rest as train; the same arithmetic here gives the identical index lists.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

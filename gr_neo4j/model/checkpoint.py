@@ -13,8 +13,8 @@ The frozen LLM is never copied: ``config.json`` names it, and loading asks :mod:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import torch
 from safetensors.torch import load_file, save_file

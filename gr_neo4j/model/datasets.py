@@ -9,8 +9,8 @@ with seed 42 exactly as G-Retriever does (``train_test_split`` twice), so train 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -9,6 +9,8 @@ the nodes of each graph.
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn import GATConv, GCNConv, TransformerConv, global_mean_pool
@@ -47,7 +49,7 @@ class GraphEncoder(nn.Module):
             raise ValueError(f"hidden_dim {hidden_dim} must be divisible by heads {heads}")
         self.kind, self.out_channels, self.dropout = kind, hidden_dim, dropout
         dims = [in_dim] + [hidden_dim] * num_layers
-        self.convs = nn.ModuleList(_conv(kind, a, b, heads, in_dim, dropout) for a, b in zip(dims[:-1], dims[1:]))
+        self.convs = nn.ModuleList(_conv(kind, a, b, heads, in_dim, dropout) for a, b in itertools.pairwise(dims))
         self.norms = nn.ModuleList(nn.BatchNorm1d(hidden_dim) for _ in range(num_layers - 1))
 
     def node_embeddings(self, x: Tensor, edge_index: Tensor, edge_attr: Tensor | None) -> Tensor:

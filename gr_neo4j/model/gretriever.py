@@ -10,8 +10,8 @@ message-passing layers and pooling of :mod:`.encoder`, the projector layout of P
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
 
 import torch
 from torch import Tensor, nn
@@ -50,7 +50,7 @@ class ModelConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ModelConfig":
+    def from_dict(cls, d: dict) -> ModelConfig:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -91,7 +91,7 @@ class GRetrieverModel(nn.Module):
         self.prompts = PromptBuilder(tokenizer, config.max_txt_len, config.max_new_tokens)
 
     @classmethod
-    def llm_only(cls, llm: nn.Module, tokenizer, name: str, max_new_tokens: int = 32) -> "GRetrieverModel":
+    def llm_only(cls, llm: nn.Module, tokenizer, name: str, max_new_tokens: int = 32) -> GRetrieverModel:
         """The LLM alone behind the same prompt, no graph token: zero-shot answering and the
         benchmarks' baseline see exactly the chat template and ``max_txt_len`` cut of a trained model."""
         return cls(llm, tokenizer, ModelConfig(llm=name, embed_dim=0, gnn="none", max_new_tokens=max_new_tokens))

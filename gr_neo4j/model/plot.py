@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 
 def plot_curves(history: Sequence[dict], path: Path, title: str = "") -> Path:

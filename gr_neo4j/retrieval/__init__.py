@@ -13,9 +13,9 @@ from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 from .retriever import RetrievalError, RetrievalParams, Retriever, retrieve
 
 __all__ = [
+    "MODES",
     "CandidateLimits",
     "Candidates",
-    "MODES",
     "PCSTSelection",
     "PathScorer",
     "RetrievalError",

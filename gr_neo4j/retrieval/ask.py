@@ -10,9 +10,9 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import quote
 
 from ..errors import GrNeo4jError

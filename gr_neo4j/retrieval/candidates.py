@@ -48,7 +48,7 @@ class RelationVocab:
     index: dict[str, int]
 
     @classmethod
-    def of(cls, texts: list[str], x: np.ndarray) -> "RelationVocab":
+    def of(cls, texts: list[str], x: np.ndarray) -> RelationVocab:
         return cls(list(texts), np.asarray(x, dtype=np.float32).reshape(len(texts), -1), {t: i for i, t in enumerate(texts)})
 
     def scores(self, q: np.ndarray, keep: int = 256) -> dict[str, float]:

@@ -45,7 +45,7 @@ class InMemoryKG:
     incident: np.ndarray  # [2E] edge ids
 
     @classmethod
-    def from_arrays(cls, keys, texts, x, heads, tails, rel_of_edge, rel_texts, rel_x) -> "InMemoryKG":
+    def from_arrays(cls, keys, texts, x, heads, tails, rel_of_edge, rel_texts, rel_x) -> InMemoryKG:
         heads, tails = np.asarray(heads, dtype=np.int64), np.asarray(tails, dtype=np.int64)
         ends = np.concatenate([heads, tails])
         edge_ids = np.concatenate([np.arange(len(heads)), np.arange(len(tails))])
@@ -56,7 +56,7 @@ class InMemoryKG:
                    list(rel_texts), np.asarray(rel_x, dtype=np.float32), np.cumsum(indptr), edge_ids[order])
 
     @classmethod
-    def from_neo4j(cls, conn, dataset: str) -> "InMemoryKG":
+    def from_neo4j(cls, conn, dataset: str) -> InMemoryKG:
         """Read the whole dataset (entities with embeddings, relationships) out of Neo4j, page by page."""
         keys, texts, vecs = [], [], []
         for r in _paged(conn, "retrieval_dump_entities", dataset):

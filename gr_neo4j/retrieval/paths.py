@@ -17,8 +17,8 @@ Walks never come back to a root nor step straight back to the node they came fro
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 

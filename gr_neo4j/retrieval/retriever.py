@@ -10,8 +10,9 @@ turned into a PyG ``Data``.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Sequence
+from typing import Self
 
 import neo4j
 import numpy as np
@@ -68,7 +69,7 @@ class RetrievalParams:
     node_budget: int = 30
     limits: CandidateLimits = CandidateLimits()
 
-    def resolved(self, dataset: str, kind: str) -> "RetrievalParams":
+    def resolved(self, dataset: str, kind: str) -> RetrievalParams:
         mode = self.mode or ("paths" if kind == "knowledge-graph" else "whole" if dataset in WHOLE_GRAPH_DATASETS else "reference")
         if mode not in MODES:
             raise RetrievalError(f"unknown retrieval mode '{mode}' (one of {', '.join(MODES)})")
@@ -131,7 +132,7 @@ class Retriever:
         if self._own_conn:
             self.conn.close()
 
-    def __enter__(self) -> "Retriever":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -281,7 +282,7 @@ def build_result(
     graphs (as G-Retriever writes them) and positions in the subgraph on knowledge graphs.
     ``x``: ``[n, D]`` embeddings of the chosen nodes; without them (and none in ``c``) ``data`` is None."""
     position = {int(n): i for i, n in enumerate(nodes)}
-    topic = set(int(t) for t in c.topic)
+    topic = {int(t) for t in c.topic}
     out_nodes = [RetrievedNode(c.node_ids[n], c.node_keys[n], c.node_texts[n], float(s.node[n]), int(n) in topic) for n in nodes]
     edge_score = s.triple if params.mode in ("triples", "kaping") else s.edge
     out_edges = [
