@@ -3,6 +3,9 @@
 The server is run by Neo4j's own launcher class (`org.neo4j.server.startup.Neo4jCommand`, what the
 official `bin/neo4j` script calls), so JVM options, pid file and shutdown behave as in a normal
 installation. `NEO4J_HOME`/`NEO4J_CONF` point the launcher at GR_NEO4J_HOME.
+
+This module sits above `gr_neo4j.connection` (it waits for Bolt and counts through it), which in
+turn needs only the lower `server.layout` and `server.pid`: the imports form no cycle.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError
 from rich.console import Console
 
+from ..connection import Target, connect, open_driver
 from ..errors import ConnectionFailed, ServerError
 from ..settings import Settings
 from .conf import render_conf
@@ -94,8 +99,6 @@ def status(settings: Settings, with_counts: bool = False) -> ServerInfo:
     info = _describe(settings, layout, running_pid(layout))
     if not (with_counts and info.running):
         return info
-    from ..connection import connect
-
     with connect(settings) as conn:
         counts = conn.read("db_counts")[0]
     return ServerInfo(**{**info.__dict__, "nodes": counts["nodes"], "relationships": counts["relationships"]})
@@ -165,8 +168,6 @@ def _launch(java: Path, installation: Installation, layout: ServerLayout, comman
 
 def _wait_for_bolt(settings: Settings, layout: ServerLayout, password: str) -> None:
     """Wait until Bolt accepts our password; on a fresh store, replace the initial one first."""
-    from ..connection import Target, open_driver
-
     deadline = time.monotonic() + START_TIMEOUT_S
     uri = f"bolt://127.0.0.1:{settings.bolt_port}"
     while time.monotonic() < deadline:
@@ -195,8 +196,6 @@ def _set_initial_password(uri: str, password: str, layout: ServerLayout) -> None
     Done over Bolt rather than with `neo4j-admin dbms set-initial-password` so that the password never
     appears on a command line.
     """
-    from neo4j import GraphDatabase
-
     with GraphDatabase.driver(uri, auth=("neo4j", "neo4j"), connection_timeout=5.0) as driver:
         try:
             driver.execute_query(
