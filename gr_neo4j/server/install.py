@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from ..atomic import atomic_write_text
 from ..errors import ServerError
 from ..settings import NEO4J_BROWSER_VERSION, Settings
 from .java import find_java
@@ -87,10 +88,8 @@ def _install_locked(settings: Settings, console: Console | None) -> Installation
             shutil.rmtree(target)
         target.mkdir()
         (staging / "lib").rename(target / "lib")
-        marker = settings.dist_dir / MARKER
-        tmp_marker = marker.with_suffix(".tmp")
-        tmp_marker.write_text(json.dumps({"version": version, "lib_dir": str(target / "lib")}))
-        tmp_marker.replace(marker)
+        # Written last and atomically: a marker that exists names a complete lib dir.
+        atomic_write_text(settings.dist_dir / MARKER, json.dumps({"version": version, "lib_dir": str(target / "lib")}))
         return Installation(version=version, lib_dir=target / "lib", installed_now=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

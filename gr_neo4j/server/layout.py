@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import atomic_path
 from ..settings import Settings
 
 
@@ -71,11 +72,17 @@ class ServerLayout:
             restrict_tree(d)
 
     def write_private(self, path: Path, text: str) -> None:
-        """Write a file readable by its owner only (the umask could leave it world-readable)."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        """Write a file readable by its owner only, atomically (readers see the old or the new text).
+
+        The temporary file is created 0600 (and fchmod-ed, since the umask or a stale temporary
+        could leave it wider) before anything is written, so the text is never readable by others,
+        and the rename keeps that mode.
+        """
+        with atomic_path(path) as tmp:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
 
     def read_password(self) -> str | None:
         return self.password_file.read_text().strip() if self.password_file.is_file() else None
@@ -95,9 +102,7 @@ class ServerLayout:
 
     def write_state(self, **state) -> None:
         self.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = self.state_file.with_suffix(".tmp")
-        self.write_private(tmp, json.dumps(state))
-        tmp.replace(self.state_file)
+        self.write_private(self.state_file, json.dumps(state))
 
 
 def restrict_tree(root: Path) -> None:
