@@ -7,7 +7,8 @@ from rich.table import Table
 
 from ..server import process
 from ..server.install import install as install_server
-from .common import console, handles_errors, human_bytes, settings_from
+from .common import console, err_console, handles_errors, human_bytes, settings_from
+from .progress import RichProgress
 
 app = typer.Typer(help="Run the managed local Neo4j (install, start, stop, status, logs) and create the schema.", no_args_is_help=True)
 
@@ -20,7 +21,7 @@ HttpPort = typer.Option(None, "--http-port", help="HTTP/Browser port (env GR_NEO
 def install() -> None:
     """Fetch Neo4j Community 5.26 (newest patch) from Maven Central; a no-op when already installed."""
     settings = settings_from()
-    inst = install_server(settings)
+    inst = install_server(settings, RichProgress(err_console))
     verb = "Installed" if inst.installed_now else "Already installed:"
     console.print(f"{verb} Neo4j Community {inst.version} in {inst.lib_dir.parent}")
 
@@ -35,7 +36,7 @@ def start(
 ) -> None:
     """Start the managed Neo4j in the background (installing it first if needed) and wait for Bolt."""
     settings = settings_from(bolt_port=bolt_port, http_port=http_port, heap=heap, pagecache=pagecache)
-    info = process.start(settings)
+    info = process.start(settings, RichProgress(err_console))
     if info.already_running:
         console.print(f"Neo4j is already running (pid {info.pid}); nothing changed.")
     else:

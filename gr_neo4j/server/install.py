@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
 from ..atomic import atomic_write_text
 from ..errors import ServerError
+from ..progress import NO_PROGRESS, Progress
 from ..settings import NEO4J_BROWSER_VERSION, Settings
 from .java import find_java
 
@@ -48,10 +46,11 @@ def find_installation(settings: Settings) -> Installation | None:
     return Installation(version=info["version"], lib_dir=lib_dir)
 
 
-def install(settings: Settings, console: Console | None = None) -> Installation:
+def install(settings: Settings, progress: Progress | None = None) -> Installation:
     """Fetch the server's artifacts with Maven unless they are already installed.
 
     Concurrent installs into one dist dir (parallel test sessions) are serialised by a file lock.
+    `progress` gets one phase counting the files Maven downloads and a note with the time taken.
     """
     existing = find_installation(settings)
     if existing:
@@ -59,11 +58,10 @@ def install(settings: Settings, console: Console | None = None) -> Installation:
     settings.dist_dir.mkdir(parents=True, exist_ok=True)
     with (settings.dist_dir / ".install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return find_installation(settings) or _install_locked(settings, console)
+        return find_installation(settings) or _install_locked(settings, progress or NO_PROGRESS)
 
 
-def _install_locked(settings: Settings, console: Console | None) -> Installation:
-    console = console or Console(stderr=True)
+def _install_locked(settings: Settings, progress: Progress) -> Installation:
     find_java()
     mvn = shutil.which("mvn")
     if not mvn:
@@ -81,7 +79,7 @@ def _install_locked(settings: Settings, console: Console | None) -> Installation
             f"-DoutputDirectory={staging / 'lib'}",
             "-DincludeScope=runtime",
         ]
-        _run_maven(cmd, log_path, console)
+        _run_maven(cmd, log_path, progress)
         version = _server_version(staging / "lib")
         target = settings.dist_dir / f"neo4j-community-{version}"
         if target.exists():
@@ -95,26 +93,23 @@ def _install_locked(settings: Settings, console: Console | None) -> Installation
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _run_maven(cmd: list[str], log_path: Path, console: Console) -> None:
-    """Run Maven, logging everything and showing how many artifacts were fetched so far."""
+def _run_maven(cmd: list[str], log_path: Path, progress: Progress) -> None:
+    """Run Maven, logging everything and reporting each artifact fetched (the total is unknown)."""
     fetched = 0
     started = time.monotonic()
-    with log_path.open("w") as log, Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
-    ) as progress:
-        task = progress.add_task("resolving Neo4j artifacts with Maven", total=None)
+    with log_path.open("w") as log, progress.phase("fetch Neo4j (Maven)", total=None, unit="files") as advance:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
             if "Downloaded from" in line:
                 fetched += 1
-                progress.update(task, description=f"fetching Neo4j from Maven Central: {fetched} files")
+                advance(1)
         code = proc.wait()
     if code != 0:
         reason = _maven_failure(log_path)
         raise ServerError(f"Maven could not fetch Neo4j ({reason})", log_path)
-    console.print(f"Neo4j artifacts resolved in {time.monotonic() - started:.0f} s ({fetched} files downloaded)")
+    progress.note(f"Neo4j artifacts resolved in {time.monotonic() - started:.0f} s ({fetched} files downloaded)")
 
 
 def _maven_failure(log_path: Path) -> str:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError
-from rich.console import Console
 
 from ..connection import Target, connect, open_driver
 from ..errors import ConnectionFailed, ServerError
+from ..progress import Progress
 from ..settings import Settings
 from .conf import render_conf
 from .install import Installation, find_installation, install
@@ -52,14 +52,17 @@ class ServerInfo:
     start_seconds: float | None = None
 
 
-def start(settings: Settings, console: Console | None = None) -> ServerInfo:
-    """Install if needed, write neo4j.conf, start in the background and wait until Bolt answers."""
+def start(settings: Settings, progress: Progress | None = None) -> ServerInfo:
+    """Install if needed, write neo4j.conf, start in the background and wait until Bolt answers.
+
+    `progress` shows the first install's Maven download (see `install.install`).
+    """
     layout = layout_of(settings)
     pid = running_pid(layout)
     if pid:
         return _describe(settings, layout, pid, already_running=True)
     began = time.monotonic()
-    installation = install(settings, console)
+    installation = install(settings, progress)
     java = find_java()
     for port, what, flag in ((settings.bolt_port, "Bolt", "--bolt-port"), (settings.http_port, "HTTP", "--http-port")):
         if not port_is_free(port):
