@@ -1,4 +1,4 @@
-"""Connecting to Neo4j: the managed server or any Neo4j >= 5.18 through NEO4J_* variables.
+"""Connecting to Neo4j: the managed server or any Neo4j >= 5.23 through NEO4J_* variables.
 
 A server that is still starting and transient errors are retried (tenacity, bounded, with backoff);
 wrong credentials and too-old servers fail at once with one clear line.
@@ -184,7 +184,7 @@ def check_scheme(uri: str) -> None:
 
 
 def connect(settings: Settings, wait_s: float = 8.0) -> Connection:
-    """Connect, check the server version (>= 5.18) and the database, and return a Connection."""
+    """Connect, check the server version (>= 5.23) and the database, and return a Connection."""
     target = resolve_target(settings)
     driver, agent = open_driver(target, wait_s)
     try:
@@ -219,10 +219,15 @@ def _databases(driver: neo4j.Driver) -> str:
 
 
 def require_supported(agent: str, uri: str) -> None:
-    """Refuse servers older than 5.18, the first with vector indexes on relationships."""
+    """Refuse servers older than 5.23: gr-neo4j's statements use scoped subqueries `CALL (x) { ... }`
+    (new in 5.23) and vector indexes on relationships (5.18), which older servers reject as syntax
+    errors or unknown procedures in the middle of a load or a question."""
     if parse_version(agent) < MIN_SERVER_VERSION:
         need = ".".join(map(str, MIN_SERVER_VERSION))
-        raise ConnectionFailed(f"Neo4j at {uri} is {agent}; gr-neo4j needs Neo4j >= {need} (vector indexes on relationships)")
+        raise ConnectionFailed(
+            f"Neo4j at {uri} is {agent}; gr-neo4j needs Neo4j >= {need} "
+            "(its Cypher uses scoped subqueries `CALL (x) {...}`, new in 5.23, and relationship vector indexes)"
+        )
 
 
 def _credentials(target: Target) -> str:

@@ -33,7 +33,9 @@ from .errors import GrNeo4jError
 # Newest 5.26 LTS patch that Maven Central serves; a Maven version range.
 NEO4J_VERSION_RANGE = "[5.26.0,5.27.0)"
 NEO4J_BROWSER_VERSION = "5.24.0"
-MIN_SERVER_VERSION = (5, 18)
+# Scoped subqueries `CALL (x) { ... }`, used by many of the statements in cypher/, arrive in 5.23
+# (relationship vector indexes, also needed, in 5.18).
+MIN_SERVER_VERSION = (5, 23)
 
 _ENV = {
     "uri": "NEO4J_URI",
