@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from gr_neo4j.answer import show_query
 from gr_neo4j.cli import app
 from gr_neo4j.ingest.pipeline import load_dataset
-from gr_neo4j.retrieval.ask import show_query
 from gr_neo4j.samples import load_samples
 
 runner = CliRunner()

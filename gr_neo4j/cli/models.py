@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.markup import escape
 
-from ..model_info import ModelInfo, describe_models
 from .common import console, handles_errors, settings_from
+
+if TYPE_CHECKING:  # model_info imports the LLM stack: only when the command runs (see gr_neo4j.answer)
+    from ..model_info import ModelInfo
 
 
 def register(app: typer.Typer) -> None:
@@ -19,6 +23,8 @@ def models() -> None:
 
     The first run converts the embedded SmolLM2 GGUF into a safetensors cache (once).
     """
+    from ..model_info import describe_models
+
     infos = describe_models(settings_from())
     for info in infos:
         _print(info)

@@ -65,8 +65,8 @@ def ask(
     no_answer: bool = typer.Option(False, "--no-answer", help="Retrieve (and record) only; do not run the LLM."),
 ) -> None:
     """Answer a question from the subgraph retrieved for it, and show where to see that subgraph."""
-    from ..retrieval.ask import ask as ask_fn
-    from ..retrieval.ask import browser_url, show_query
+    from ..answer import ask as ask_fn
+    from ..answer import browser_url, show_query
 
     settings = settings_from()
     out = ask_fn(
@@ -91,8 +91,8 @@ def ask(
 
 def show(rid: str = typer.Argument(..., help="A retrieval id printed by `ask`.")) -> None:
     """Print the Cypher query and the Browser URL that show a recorded ask's subgraph."""
+    from ..answer import show as show_fn
     from ..browser import style_path
-    from ..retrieval.ask import show as show_fn
 
     settings = settings_from()
     s = show_fn(settings, rid)

@@ -1,7 +1,20 @@
-"""`ask()`: retrieve, answer with the LLM (zero-shot) or a trained checkpoint, record the ask.
+"""`ask()`: one question from retrieval to answer, then recorded so Browser can show its subgraph.
+
+    question --Retriever.retrieve--> RetrievalResult --Answerer--> answer --record--> (:Retrieval)
+
+This module sits above both halves: it depends on :mod:`gr_neo4j.retrieval` (the subgraph) and on
+:mod:`gr_neo4j.model` / :mod:`gr_neo4j.llm` (the answer); neither of them imports it, and
+retrieval never imports the model.
 
 Retrieval runs in read transactions; recording the ``Retrieval`` node is one separate write
-transaction that ``record=False`` skips, so a read-only database user can ask.
+transaction that ``record_it=False`` skips, so a read-only database user can ask.
+
+**Lazy imports: the one place.** The answering stack (:mod:`gr_neo4j.model`, :mod:`gr_neo4j.llm`,
+hence transformers' model classes, peft, safetensors and the GGUF conversion) is imported only
+inside :func:`load_answerer`. Loading it costs seconds and hundreds of MB, so ``ask --no-answer``,
+``show`` and ``retrieve`` (which never answer) must not pay for it; everything else in this module
+is light. Note that PyG (``torch_geometric``, needed by retrieval for ``Data``) itself imports the
+``transformers`` package at start-up, so that import cannot be avoided, but no model is built.
 """
 
 from __future__ import annotations
@@ -10,16 +23,19 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-from ..errors import GrNeo4jError
-from ..server.layout import layout_of
-from ..settings import Settings
-from .result import RetrievalResult
-from .retriever import RetrievalParams, Retriever
+from .connection import Connection, connect
+from .cypher_store import statement
+from .errors import GrNeo4jError
+from .retrieval import RetrievalParams, RetrievalResult, Retriever
+from .samples import SubgraphSample
+from .server.layout import layout_of
+from .settings import Settings
 
 ID_PATTERN = re.compile(r"^[0-9a-f]{12}$")
 MAX_NEW_TOKENS = 64
@@ -41,42 +57,68 @@ class AskResult:
         return out
 
 
-def new_retrieval_id() -> str:
-    return uuid.uuid4().hex[:12]
+# -- answering --------------------------------------------------------------------------------
 
 
-def as_sample(result: RetrievalResult):
+def as_sample(result: RetrievalResult) -> SubgraphSample:
     """The retrieved subgraph as the model's input (no label)."""
-    from ..samples import SubgraphSample
-
     return SubgraphSample(id="ask", question=result.question, label="", desc=result.desc, data=result.data,
                           dataset=result.dataset, node_texts=[n.text for n in result.nodes])
 
 
-def model_answer(model, result: RetrievalResult) -> str:
-    """Greedy answer of a :class:`~gr_neo4j.model.GRetrieverModel` (trained or zero-shot)."""
-    from ..model.checkpoint import answer
+@dataclass(frozen=True)
+class Answerer:
+    """Answers retrieved subgraphs: ``answer(result) -> str``; ``by`` says which model answers."""
 
-    return answer(model, [as_sample(result)])[0].strip()
+    answer: Callable[[RetrievalResult], str]
+    by: str
+
+
+def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm: tuple[Any, Any] | None = None) -> Answerer:
+    """A trained checkpoint (``checkpoint``), else the LLM zero-shot (``llm``, an already loaded
+    ``(model, tokenizer)``, or the configured one) behind the same prompt as a trained model.
+
+    The only place that imports the answering stack (see the module docstring).
+    """
+    from .model import GRetrieverModel, load_checkpoint
+    from .model import answer as generate
+
+    if checkpoint is not None:
+        model, by = load_checkpoint(checkpoint, llm=llm, settings=settings), f"checkpoint {checkpoint}"
+    else:
+        if llm is None:
+            from .llm import llm_source, load_llm
+
+            llm, name = load_llm(settings), llm_source(settings).name
+            by = f"{name} (zero-shot)"
+        else:
+            name, by = "", "given LLM (zero-shot)"
+        model = GRetrieverModel.llm_only(*llm, name, MAX_NEW_TOKENS)
+    return Answerer(lambda result: generate(model, [as_sample(result)])[0].strip(), by)
+
+
+# -- asking -----------------------------------------------------------------------------------
+
+
+def new_retrieval_id() -> str:
+    return uuid.uuid4().hex[:12]
 
 
 def record(retriever: Retriever, result: RetrievalResult, answer: str | None) -> str:
     """Write the Retrieval node (one write transaction) and return its id."""
-    from ..cypher_store import statement
-
     rid = new_retrieval_id()
-    params = dict(
+    retriever.conn.write(
+        "retrieval_record",
         id=rid,
         question=result.question,
         dataset=result.dataset,
         graph=result.graph,
-        mode=result.mode,
+        mode=str(result.mode),
         parameters=json.dumps(result.parameters, sort_keys=True),
         answer=answer,
         rel_ids=[e.element_id for e in result.edges],
         node_ids=[n.element_id for n in result.nodes],
     )
-    retriever.conn.write_tx(lambda tx: tx.run(statement("retrieval_record"), params).consume())
     return rid
 
 
@@ -86,41 +128,31 @@ def ask(
     dataset: str | None = None,
     graph: str | None = None,
     entities: Sequence[str] = (),
-    params: RetrievalParams = RetrievalParams(),
+    params: RetrievalParams | None = None,
     checkpoint: str | Path | None = None,
     record_it: bool = True,
     answer_it: bool = True,
     retriever: Retriever | None = None,
-    llm=None,
+    llm: tuple[Any, Any] | None = None,
+    answerer: Answerer | None = None,
 ) -> AskResult:
     """Retrieve the subgraph of ``question``, answer from it, and (unless ``record_it`` is False)
     record a ``Retrieval`` node linked to the chosen nodes.
 
-    ``answer_it=False`` skips the LLM (retrieval and recording only); ``llm`` is an already loaded
-    ``(model, tokenizer)`` for zero-shot answering; ``checkpoint`` a trained model directory.
+    ``answer_it=False`` skips the LLM (retrieval and recording only, nothing of the model is
+    imported); ``answerer`` is one already loaded (many questions); otherwise ``checkpoint`` (a
+    trained model directory) or ``llm`` (a loaded ``(model, tokenizer)``) choose one.
     """
     own = retriever is None
     retriever = retriever or Retriever(settings)
     try:
-        result = retriever.retrieve(question, dataset, graph, entities, params)
+        result = retriever.retrieve(question, dataset, graph, entities, params or RetrievalParams())
         began = time.perf_counter()
-        if not answer_it:
-            answer, by = "", "nobody (answering skipped)"
-        elif checkpoint is not None:
-            from ..model.checkpoint import load_checkpoint
-
-            answer, by = model_answer(load_checkpoint(checkpoint, settings=settings), result), f"checkpoint {checkpoint}"
+        if answer_it:
+            answerer = answerer or load_answerer(settings, checkpoint, llm)
+            answer, by = answerer.answer(result), answerer.by
         else:
-            if llm is None:
-                from ..llm import llm_source, load_llm
-
-                llm, name = load_llm(settings), llm_source(settings).name
-                by = f"{name} (zero-shot)"
-            else:
-                name, by = "", "given LLM (zero-shot)"
-            from ..model import GRetrieverModel
-
-            answer = model_answer(GRetrieverModel.llm_only(*llm, name, MAX_NEW_TOKENS), result)
+            answer, by = "", "nobody (answering skipped)"
         answer_ms = 1000 * (time.perf_counter() - began)
         rid = record(retriever, result, answer if answer_it else None) if record_it else None
         return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid)
@@ -149,8 +181,6 @@ def show_query(rid: str) -> str:
     """The Cypher that shows exactly the subgraph of a recorded ask (the id written in, for Browser)."""
     if not ID_PATTERN.match(rid):
         raise GrNeo4jError(f"'{rid}' is not a retrieval id (12 hexadecimal digits, as `ask` prints)")
-    from ..cypher_store import statement
-
     return statement("retrieval_show").split("\n", 1)[1].replace("$id", f"'{rid}'")
 
 
@@ -163,10 +193,8 @@ def browser_url(settings: Settings, query: str | None = None) -> str | None:
     return url + ("?cmd=edit&arg=" + quote(query, safe="") if query else "")
 
 
-def show(settings: Settings, rid: str, conn=None) -> ShownRetrieval:
+def show(settings: Settings, rid: str, conn: Connection | None = None) -> ShownRetrieval:
     """A recorded ask: its question and answer, the query that shows its subgraph, the Browser URL."""
-    from ..connection import connect
-
     query = show_query(rid)
     if conn is None:
         with connect(settings) as own:
