@@ -11,6 +11,7 @@
   node text of the retrieved subgraph or one contains the other as whole words. A prediction
   hallucinates when at least one non-empty item is not grounded. Only meaningful where answers are
   entities (knowledge-graph QA); an empty prediction names nothing and does not hallucinate.
+* ``percentiles``: p50/p95 of latencies, for retrieval reports and the benchmarks.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import re
 import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -134,3 +137,11 @@ def score(dataset: str, predictions: Sequence[str], golds: Sequence[str], node_t
         halluc = sum(hallucinated(p, n) for p, n in zip(predictions, node_texts))
         rate = halluc / total if total else 0.0
     return Scores(metric_name(dataset), correct / total if total else 0.0, correct, total, rate, halluc)
+
+
+def percentiles(values: Sequence[float], qs: Sequence[int] = (50, 95), ndigits: int = 2) -> dict[str, float | None]:
+    """``{"p50": ..., "p95": ...}`` of ``values`` (numpy's linear interpolation), rounded; None
+    for each when there are no values (latency reports of retrieval and the benchmarks)."""
+    if len(values) == 0:
+        return {f"p{q}": None for q in qs}
+    return {f"p{q}": round(float(np.percentile(values, q)), ndigits) for q in qs}
