@@ -14,6 +14,12 @@ Given the cosine similarity of the question to every node and edge of a candidat
 
 Differences from the original that cannot change a selection: ties among equally similar nodes go
 to the lower index (``torch.topk`` leaves that order unspecified), and arrays are numpy.
+PyG's copy (``torch_geometric.llm.utils.backend_utils.retrieval_via_pcst``) caps each edge rank
+at ``last - c`` where G-Retriever caps it at ``last``; we keep G-Retriever's rule
+(``tests/test_pcst_parity.py`` compares both).
+
+The first selection runs :func:`check_pcst_fast`: a wheel that returns wrong indices (``pcst_fast``
+1.0.10 with numpy 2) or a broken build fails loudly instead of choosing nonsense subgraphs.
 """
 
 from __future__ import annotations
@@ -23,7 +29,32 @@ from dataclasses import dataclass
 import numpy as np
 from pcst_fast import pcst_fast
 
+from ..errors import GrNeo4jError
+
 C = 0.01  # G-Retriever's prize decay between edge ranks
+
+_checked = False
+
+
+def check_pcst_fast() -> None:
+    """Solve a path 0-1-2-3 with a known answer once; raise :class:`GrNeo4jError` if pcst_fast
+    gets it wrong. Prizes 5, 0, 5, 1 and edge costs 1, 1, 4: joining 0 and 2 (cost 2, prize 10)
+    pays, reaching node 3 (cost 4, prize 1) does not, so nodes {0, 1, 2} and edges {0, 1}."""
+    global _checked
+    if _checked:
+        return
+    edges = np.array([[0, 1], [1, 2], [2, 3]], dtype=np.int64)
+    try:
+        vertices, chosen = pcst_fast(edges, np.array([5.0, 0.0, 5.0, 1.0]), np.array([1.0, 1.0, 4.0]), -1, 1, "gw", 0)
+        got = (sorted(np.asarray(vertices).tolist()), sorted(np.asarray(chosen).tolist()))
+    except Exception as exc:  # any failure of the extension is the same finding
+        raise GrNeo4jError(f"pcst_fast does not run ({type(exc).__name__}: {exc}); reinstall pcst-fast2") from exc
+    if got != ([0, 1, 2], [0, 1]):
+        raise GrNeo4jError(
+            f"pcst_fast is broken: a three-edge self-check chose nodes {got[0]} and edges {got[1]} instead of "
+            "[0, 1, 2] and [0, 1]; install pcst-fast2 (pcst_fast 1.0.10 returns wrong indices with numpy 2)"
+        )
+    _checked = True
 
 
 @dataclass(frozen=True)
@@ -73,6 +104,7 @@ def edge_prizes(scores: np.ndarray, topk_e: int, c: float = C) -> np.ndarray:
 
 def solve(num_nodes: int, edge_index: np.ndarray, n_prizes: np.ndarray, e_prizes: np.ndarray, cost_e: float) -> PCSTSelection:
     """Run pcst_fast with virtual nodes for profitable edges; ``edge_index`` is ``[2, E]``."""
+    check_pcst_fast()
     src, dst = np.asarray(edge_index, dtype=np.int64).reshape(2, -1)
     cost = np.float32(cost_e)
     direct = np.flatnonzero(e_prizes <= cost)  # edges kept as edges, cost = cost_e - prize
