@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from torch_geometric.data import Data
 
-import gr_neo4j.retrieval.pcst as pcst
 from gr_neo4j.errors import GrNeo4jError
+from gr_neo4j.retrieval import pcst
 
 backend_utils = pytest.importorskip("torch_geometric.llm.utils.backend_utils")
-from torch_geometric.data import Data  # noqa: E402
 
 CASES = 50
 
