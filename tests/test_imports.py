@@ -6,6 +6,7 @@ Pure Python (no Neo4j): the modules are parsed with `ast`, not imported.
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,23 @@ def test_the_checker_sees_a_cycle_and_a_hidden_import():
     tree = ast.parse(source)
     assert _resolve("gr_neo4j.server.process", path, tree.body[0]) == ["gr_neo4j.connection"]
     assert _resolve("gr_neo4j.server.process", path, tree.body[1].body[0]) == ["gr_neo4j.connection"]
+
+
+# Only scripts/ and tests use these; they are in the `test` extra, not the runtime dependencies.
+SCRIPT_AND_TEST_ONLY = ("psutil", "sklearn")
+
+
+def test_library_does_not_import_script_and_test_only_packages():
+    offenders = [
+        f"{module}:{node.lineno}"
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+        if name.split(".")[0] in SCRIPT_AND_TEST_ONLY
+    ]
+    assert offenders == []
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = " ".join(project["dependencies"])
+    assert "psutil" not in runtime and "scikit-learn" not in runtime
+    assert {"psutil", "scikit-learn"} <= {d.split(">")[0].split("=")[0] for d in project["optional-dependencies"]["test"]}
