@@ -103,17 +103,30 @@ class Connection:
         records, _, _ = self.driver.execute_query(cypher, params or {}, database_=self.database, routing_=routing)
         return records
 
+    def session(self, read: bool = False, **config: Any) -> neo4j.Session:
+        """A session on this database that shares `execute_query`'s bookmarks (causal consistency).
+
+        `execute_query` (read, write, query) tracks bookmarks in the driver's
+        `execute_query_bookmark_manager`; a plain session would not, so on a `neo4j://` cluster a
+        read routed to a follower could miss a write made just before. Every session opened here
+        starts from that manager's bookmarks and reports its own commits back to it. `read=True`
+        routes auto-commit statements to a reader; `config` goes to `driver.session`.
+        """
+        if read:
+            config.setdefault("default_access_mode", neo4j.READ_ACCESS)
+        return self.driver.session(database=self.database, bookmark_manager=self.driver.execute_query_bookmark_manager, **config)
+
     def run_autocommit(self, cypher: str, params: dict | None = None) -> None:
         """For statements that manage their own transactions (`CALL {…} IN TRANSACTIONS`)."""
-        with self.driver.session(database=self.database) as session:
+        with self.session() as session:
             session.run(cypher, params or {}).consume()
 
     def read_tx(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        with self.driver.session(database=self.database) as session:
+        with self.session(read=True) as session:
             return session.execute_read(work)
 
     def write_tx(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        with self.driver.session(database=self.database) as session:
+        with self.session() as session:
             return session.execute_write(work)
 
     def close(self) -> None:

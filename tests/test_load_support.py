@@ -53,7 +53,7 @@ def tiny_embedder() -> Embedder:
 
 def quiet_query(conn: Connection, cypher: str, params: dict) -> list:
     """A read whose 'unknown relationship type' notices (on an empty database) are not logged."""
-    with conn.driver.session(database=conn.database, notifications_min_severity="OFF") as session:
+    with conn.session(read=True, notifications_min_severity="OFF") as session:
         return list(session.run(cypher, params))
 
 

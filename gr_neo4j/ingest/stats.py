@@ -54,7 +54,7 @@ class DatasetStats:
 
 def read_quietly(conn: Connection, name: str, **params) -> list:
     """A named read that may run before `db init` (fresh database): "unknown label" notices are noise there."""
-    with conn.driver.session(database=conn.database, notifications_min_severity="OFF") as session:
+    with conn.session(read=True, notifications_min_severity="OFF") as session:
         return list(session.run(statement(name), params))
 
 
