@@ -32,6 +32,7 @@ from urllib.parse import quote
 from .connection import Connection, connect
 from .cypher_store import statement
 from .errors import GrNeo4jError
+from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
 from .samples import SubgraphSample
 from .server.layout import layout_of
@@ -74,9 +75,11 @@ class Answerer:
     by: str
 
 
-def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm: tuple[Any, Any] | None = None) -> Answerer:
+def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm: tuple[Any, Any] | None = None,
+                  progress: Progress | None = None) -> Answerer:
     """A trained checkpoint (``checkpoint``), else the LLM zero-shot (``llm``, an already loaded
     ``(model, tokenizer)``, or the configured one) behind the same prompt as a trained model.
+    ``progress`` is told about a first-use conversion of the default LLM.
 
     The only place that imports the answering stack (see the module docstring).
     """
@@ -84,12 +87,12 @@ def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm:
     from .model import answer as generate
 
     if checkpoint is not None:
-        model, by = load_checkpoint(checkpoint, llm=llm, settings=settings), f"checkpoint {checkpoint}"
+        model, by = load_checkpoint(checkpoint, llm=llm, settings=settings, progress=progress), f"checkpoint {checkpoint}"
     else:
         if llm is None:
             from .llm import llm_source, load_llm
 
-            llm, name = load_llm(settings), llm_source(settings).name
+            llm, name = load_llm(settings, progress=progress), llm_source(settings).name
             by = f"{name} (zero-shot)"
         else:
             name, by = "", "given LLM (zero-shot)"
@@ -135,13 +138,15 @@ def ask(
     retriever: Retriever | None = None,
     llm: tuple[Any, Any] | None = None,
     answerer: Answerer | None = None,
+    progress: Progress | None = None,
 ) -> AskResult:
     """Retrieve the subgraph of ``question``, answer from it, and (unless ``record_it`` is False)
     record a ``Retrieval`` node linked to the chosen nodes.
 
     ``answer_it=False`` skips the LLM (retrieval and recording only, nothing of the model is
     imported); ``answerer`` is one already loaded (many questions); otherwise ``checkpoint`` (a
-    trained model directory) or ``llm`` (a loaded ``(model, tokenizer)``) choose one.
+    trained model directory) or ``llm`` (a loaded ``(model, tokenizer)``) choose one;
+    ``progress`` is told about a first-use conversion of the LLM.
     """
     own = retriever is None
     retriever = retriever or Retriever(settings)
@@ -149,7 +154,7 @@ def ask(
         result = retriever.retrieve(question, dataset, graph, entities, params or RetrievalParams())
         began = time.perf_counter()
         if answer_it:
-            answerer = answerer or load_answerer(settings, checkpoint, llm)
+            answerer = answerer or load_answerer(settings, checkpoint, llm, progress)
             answer, by = answerer.answer(result), answerer.by
         else:
             answer, by = "", "nobody (answering skipped)"

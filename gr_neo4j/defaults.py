@@ -26,6 +26,7 @@ class Gnn(StrEnum):
     GT = "gt"  # Graph Transformer (TransformerConv), the paper's default
     GAT = "gat"
     GCN = "gcn"
+    NONE = "none"  # no graph encoder: the LLM alone behind the same prompt (trainable only with LoRA)
 
 
 class OnError(StrEnum):

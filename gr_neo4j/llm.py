@@ -31,6 +31,7 @@ import torch
 
 from .embedder import ModelSource
 from .errors import GrNeo4jError
+from .progress import NO_PROGRESS, Advance, Progress
 from .settings import Settings
 
 DEFAULT_LLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -144,23 +145,28 @@ def needs_conversion(settings: Settings) -> bool:
     return not is_converted(Path(source.location), settings.cache_dir / "llm")
 
 
-def ensure_converted(settings: Settings) -> Path:
+def ensure_converted(settings: Settings, progress: Progress | None = None) -> Path:
     """The safetensors directory of the configured GGUF model (the default one unless
     GR_NEO4J_LLM names a .gguf file), converting it first if the cache lacks it."""
     source = llm_source(settings)
     if not is_gguf(source):
         raise GrNeo4jError(f"the LLM {source.name} is not a GGUF file ({source.origin}); nothing to convert")
     fallback = SMOLLM2_CHAT_TEMPLATE if source.name == DEFAULT_LLM else None
-    return convert_gguf(Path(source.location), settings.cache_dir / "llm", chat_template=fallback)
+    return convert_gguf(Path(source.location), settings.cache_dir / "llm", chat_template=fallback, progress=progress)
 
 
-def convert_gguf(gguf: Path, cache_root: Path, chat_template: str | None = None) -> Path:
+def convert_gguf(gguf: Path, cache_root: Path, chat_template: str | None = None, progress: Progress | None = None) -> Path:
     """Convert `gguf` once into `cache_root/<name>-<hash>/` (safetensors + tokenizer) and return it.
 
     The conversion is written into a temporary sibling directory and renamed into place only when
     complete, so an interrupted run never leaves a directory that looks usable; a file lock makes a
     second process wait for the first instead of converting twice. `chat_template` is set on the
-    tokenizer only if the GGUF carries none.
+    tokenizer only if the GGUF carries none. `progress` is told a note and three phases
+    (tokenizer, weights counted in tensors, saving).
+
+    The rename is a directory swap, which `gr_neo4j.atomic` (files) does not cover: an outdated
+    conversion is removed just before, under the lock, so readers find either no cache (and wait
+    for the lock) or a complete one.
     """
     from filelock import FileLock
 
@@ -176,7 +182,7 @@ def convert_gguf(gguf: Path, cache_root: Path, chat_template: str | None = None)
             shutil.rmtree(leftover, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
         try:
-            _convert_into(gguf, tmp, chat_template)
+            _convert_into(gguf, tmp, chat_template, progress or NO_PROGRESS)
             # mkdtemp makes it private (0700); the cache is not secret: give it its parent's mode.
             tmp.chmod(stat.S_IMODE(target.parent.stat().st_mode))
             if target.exists():  # an outdated conversion (the GGUF file changed)
@@ -187,39 +193,35 @@ def convert_gguf(gguf: Path, cache_root: Path, chat_template: str | None = None)
     return target
 
 
-def _convert_into(gguf: Path, out: Path, chat_template: str | None) -> None:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _convert_into(gguf: Path, out: Path, chat_template: str | None, progress: Progress) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True)) as progress, _quiet_hf():
-        step = progress.add_task(f"converting {gguf.name} to safetensors (first use only): tokenizer", total=None)
+    progress.note(f"converting {gguf.name} to safetensors (first use only)")
+    with _quiet_hf():
         try:
-            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            progress.update(step, description=f"converting {gguf.name} to safetensors (first use only): weights")
-            with _gguf_tensors_reported_to(progress, step):
+            with progress.phase("tokenizer", total=None, unit="files"):
+                tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            with progress.phase("weights", total=None, unit="tensors") as advance, _gguf_tensors_reported_to(advance):
                 model = AutoModelForCausalLM.from_pretrained(
                     gguf.parent, gguf_file=gguf.name, **_dtype_kwarg(torch.float32), **_dequantize_kwargs()
                 )
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
             raise GrNeo4jError(f"cannot convert {gguf}: {exc}") from None
-        progress.update(step, description=f"converting {gguf.name} to safetensors (first use only): saving")
-        # A GGUF load may leave a (non-serialisable) quantizer attached although every weight is
-        # now a plain dense tensor; drop it so save_pretrained writes an ordinary checkpoint.
-        quantizer = getattr(model, "hf_quantizer", None)
-        if quantizer is not None:
-            quantizer.remove_quantization_config(model)
-        if not tokenizer.chat_template and chat_template:
-            tokenizer.chat_template = chat_template
-        max_positions = getattr(model.config, "max_position_embeddings", None)
-        if max_positions and tokenizer.model_max_length > max_positions:  # GGUF gives no limit
-            tokenizer.model_max_length = max_positions
-        model.to(CACHE_DTYPE).save_pretrained(out)
-        tokenizer.save_pretrained(out)
-        info = _fingerprint(gguf) | {"dtype": str(CACHE_DTYPE).removeprefix("torch."), "transformers": _version("transformers")}
-        (out / MARKER).write_text(json.dumps(info, indent=2) + "\n")  # written last: marks completeness
-        progress.update(step, description=f"converted {gguf.name} to safetensors", completed=1, total=1)
+        with progress.phase("saving", total=None, unit="files"):
+            # A GGUF load may leave a (non-serialisable) quantizer attached although every weight is
+            # now a plain dense tensor; drop it so save_pretrained writes an ordinary checkpoint.
+            quantizer = getattr(model, "hf_quantizer", None)
+            if quantizer is not None:
+                quantizer.remove_quantization_config(model)
+            if not tokenizer.chat_template and chat_template:
+                tokenizer.chat_template = chat_template
+            max_positions = getattr(model.config, "max_position_embeddings", None)
+            if max_positions and tokenizer.model_max_length > max_positions:  # GGUF gives no limit
+                tokenizer.model_max_length = max_positions
+            model.to(CACHE_DTYPE).save_pretrained(out)
+            tokenizer.save_pretrained(out)
+            info = _fingerprint(gguf) | {"dtype": str(CACHE_DTYPE).removeprefix("torch."), "transformers": _version("transformers")}
+            (out / MARKER).write_text(json.dumps(info, indent=2) + "\n")  # written last: marks completeness
 
 
 def _dtype_kwarg(dtype: torch.dtype) -> dict:
@@ -241,9 +243,9 @@ def _dequantize_kwargs() -> dict:
 
 
 @contextlib.contextmanager
-def _gguf_tensors_reported_to(progress, task) -> Iterator[None]:
-    """transformers walks the GGUF tensors under its own tqdm bar; show that loop as our rich bar
-    instead of a second bar fighting over the terminal. A no-op if transformers changes."""
+def _gguf_tensors_reported_to(advance: Advance) -> Iterator[None]:
+    """transformers walks the GGUF tensors under its own tqdm bar; report that loop through our
+    progress instead of a second bar fighting over the terminal. A no-op if transformers changes."""
     try:
         from transformers import modeling_gguf_pytorch_utils as gguf_utils
     except ImportError:
@@ -255,7 +257,9 @@ def _gguf_tensors_reported_to(progress, task) -> Iterator[None]:
         return
 
     def track(iterable, *args, **kwargs):
-        return progress.track(iterable, task_id=task)
+        for item in iterable:
+            yield item
+            advance(1)
 
     gguf_utils.tqdm = track
     try:
@@ -266,7 +270,7 @@ def _gguf_tensors_reported_to(progress, task) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _quiet_hf() -> Iterator[None]:
-    """Silence transformers' own progress bars (our rich bar reports loading) for a while."""
+    """Silence transformers' own progress bars (our progress reports loading) for a while."""
     from transformers.utils import logging as hf_logging
 
     was_disabled = hf_logging.is_progress_bar_enabled() is False
@@ -304,13 +308,15 @@ def load_llm(
     device: str | torch.device | None = None,
     dtype: torch.dtype | None = None,
     device_map: Any = None,
+    progress: Progress | None = None,
 ) -> tuple[Any, Any]:
     """The configured causal LM and its tokenizer: `(model, tokenizer)`, model in eval mode.
 
-    The default (and any `.gguf` file) is converted to the safetensors cache on first use.
+    The default (and any `.gguf` file) is converted to the safetensors cache on first use, which
+    `progress` is told about.
     """
     source = llm_source(settings)
-    location = ensure_converted(settings) if is_gguf(source) else source.location
+    location = ensure_converted(settings, progress) if is_gguf(source) else source.location
     return load_llm_from(location, device=device, dtype=dtype, device_map=device_map, name=source.name)
 
 

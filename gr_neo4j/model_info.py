@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from .embedder import embedder_source, load_embedder
 from .errors import GrNeo4jError
 from .llm import count_parameters, ensure_converted, is_gguf, llm_source, needs_conversion
+from .progress import Progress
 from .settings import Settings
 
 
@@ -29,14 +30,15 @@ class ModelInfo:
         return not self.status.startswith("unavailable")
 
 
-def describe_models(settings: Settings) -> list[ModelInfo]:
+def describe_models(settings: Settings, progress: Progress | None = None) -> list[ModelInfo]:
     """Resolve both models, load the embedder, convert the default GGUF LLM if needed (first use).
 
     The LLM's parameter count comes from its configuration on the meta device, so even a large
     user model is described without loading its weights. A model that cannot be loaded is reported
-    with status "unavailable: …" rather than hiding the other one.
+    with status "unavailable: …" rather than hiding the other one. ``progress`` is told about a
+    conversion.
     """
-    return [_describe_embedder(settings), _describe_llm(settings)]
+    return [_describe_embedder(settings), _describe_llm(settings, progress)]
 
 
 def _describe_embedder(settings: Settings) -> ModelInfo:
@@ -56,7 +58,7 @@ def _describe_embedder(settings: Settings) -> ModelInfo:
     )
 
 
-def _describe_llm(settings: Settings) -> ModelInfo:
+def _describe_llm(settings: Settings, progress: Progress | None = None) -> ModelInfo:
     source = llm_source(settings)
     info = ModelInfo("llm", source.name, source.origin, source.location)
     status = "ready"
@@ -65,7 +67,7 @@ def _describe_llm(settings: Settings) -> ModelInfo:
         if is_gguf(source):
             if needs_conversion(settings):
                 start = time.perf_counter()
-                location = str(ensure_converted(settings))
+                location = str(ensure_converted(settings, progress))
                 status = f"converted from GGUF to the safetensors cache now ({time.perf_counter() - start:.0f} s, first use only)"
             else:
                 location = str(ensure_converted(settings))

@@ -23,7 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from gr_neo4j.defaults import Gnn
+from gr_neo4j.model.config import TrainConfig  # light (no torch): the defaults of the options below
+
 REPO = Path(__file__).resolve().parents[1]
+T = TrainConfig
 
 
 def peak_rss_mb() -> float:
@@ -36,27 +40,30 @@ def main() -> None:
     ap.add_argument("--retrieved", type=Path, default=None, help="samples file of `gr-neo4j retrieve --out`")
     ap.add_argument("--tsv", type=Path, default=REPO.parent / "shared" / "datasets" / "explagraphs" / "train.tsv")
     ap.add_argument("--minutes", type=float, default=60.0, help="training wall-clock budget")
-    ap.add_argument("--epochs", type=int, default=10)
-    ap.add_argument("--batch-size", type=int, default=4)
-    ap.add_argument("--lr", type=float, default=1e-5)
+    ap.add_argument("--epochs", type=int, default=T.epochs)
+    ap.add_argument("--batch-size", type=int, default=T.batch_size)
+    ap.add_argument("--lr", type=float, default=T.lr)
     ap.add_argument("--lora", action="store_true")
-    ap.add_argument("--gnn", default="gt")
+    ap.add_argument("--gnn", type=Gnn, choices=list(Gnn), default=T.gnn)
     ap.add_argument("--limit", type=int, default=None, help="at most this many samples per split")
     ap.add_argument("--eval-limit", type=int, default=None, help="answer only the first N test samples")
-    ap.add_argument("--eval-batch-size", type=int, default=16)
+    ap.add_argument("--eval-batch-size", type=int, default=T.eval_batch_size)
     ap.add_argument("--no-baseline", action="store_true", help="skip the zero-shot LLM baseline")
     ap.add_argument("--out", type=Path, default=None, help="checkpoint directory (default: a temporary one)")
     args = ap.parse_args()
 
     import torch
+    from rich.console import Console
 
+    from gr_neo4j.cli.progress import RichProgress
     from gr_neo4j.metrics import score
-    from gr_neo4j.model import GRetrieverModel, TrainConfig, answer, evaluate, train
-    from gr_neo4j.model.checkpoint import load_llm_named
+    from gr_neo4j.model import GRetrieverModel, answer, evaluate, train
+    from gr_neo4j.model.checkpoint import load_llm_named, read_config
     from gr_neo4j.model.datasets import load_splits
     from gr_neo4j.settings import load_settings
 
     settings = load_settings()
+    progress = RichProgress(Console(stderr=True)) if sys.stderr.isatty() else None
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-train-"))
     t0 = time.perf_counter()
     source = {"retrieved": args.retrieved} if args.retrieved else {"tsv": args.tsv}
@@ -68,13 +75,13 @@ def main() -> None:
 
     config = TrainConfig(dataset=args.dataset, out=out, **source, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, lora=args.lora, gnn=args.gnn, limit=args.limit, max_minutes=args.minutes,
-                         resume=False, show_progress=sys.stderr.isatty())
-    result = train(config, settings=settings, llm=llm, splits=splits)
+                         resume=False)
+    result = train(config, settings=settings, llm=llm, splits=splits, progress=progress)
     ours = evaluate(out, "test", settings=settings, batch_size=args.eval_batch_size, limit=args.eval_limit,
-                    show_progress=sys.stderr.isatty())
+                    progress=progress)
 
     report = {
-        "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "llm": json.loads((out / "config.json").read_text())["model"]["llm"],
+        "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "llm": read_config(out)["model"]["llm"],
         "gnn": args.gnn, "lora": args.lora, "device": "cpu" if not torch.cuda.is_available() else "cuda",
         "threads": torch.get_num_threads(), "sizes": {k: len(v) for k, v in splits.items()},
         "samples_build_s": round(samples_s, 1), "llm_load_s": round(llm_load_s, 1),

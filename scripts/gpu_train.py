@@ -12,8 +12,8 @@ Two steps:
    BUNDLE/gguf/        the default LLM as its GGUF file cut into parts of at most --part-mib MiB
                        (joined and converted to safetensors there); with --llm DIR, BUNDLE/llm/ instead
    BUNDLE/wheels/      a wheel of gr-neo4j itself and the pure-Python packages its model code needs
-                       beyond torch, torch_geometric and transformers (platformdirs, gguf, rich and
-                       rich's own), at the versions installed here (PyPI must be reachable here)
+                       beyond torch, torch_geometric and transformers (platformdirs, gguf), at the
+                       versions installed here (PyPI must be reachable here)
    BUNDLE/manifest.json  the files grouped so that no group exceeds --part-mib: when only so much
                        can travel at a time, send one group after the other
 
@@ -25,7 +25,8 @@ Two steps:
    installs what is missing from BUNDLE/wheels into BUNDLE/site (no index, no dependencies pulled:
    Neo4j's driver is not needed there), joins and converts the GGUF, trains within the budget,
    answers the test split and prints JSON: samples/s of training and generation, the test metric,
-   peak GPU memory.
+   peak GPU memory. Options left out take gr-neo4j's defaults (``TrainConfig``), read once the
+   bundle's gr-neo4j is importable; an unknown --gnn exits 2 like a bad argument.
 """
 
 from __future__ import annotations
@@ -43,9 +44,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 # import name -> distribution: what the model code imports beyond the GPU machine's packages
-NEEDED = {"platformdirs": "platformdirs", "gguf": "gguf", "rich": "rich", "markdown_it": "markdown-it-py",
-          "mdurl": "mdurl", "pygments": "pygments"}
+# (progress goes through gr_neo4j.progress, so rich is not among them)
+NEEDED = {"platformdirs": "platformdirs", "gguf": "gguf"}
 MIB = 2**20
+EVAL_BATCH_SIZE = 32  # a GPU answers larger batches than TrainConfig.eval_batch_size (a CPU's)
+# options whose default is TrainConfig's (None on the command line: gr_neo4j may not be importable yet)
+TRAIN_DEFAULTS = ("epochs", "batch_size", "lr", "gnn")
 
 
 def build_wheels(wheels: Path) -> None:
@@ -169,8 +173,22 @@ def llm_directory(bundle: Path, work: Path) -> tuple[str, Path]:
     return manifest["llm"], converted
 
 
+def with_defaults(args, parser):
+    """``args`` with each option left out set to gr-neo4j's default; an unknown --gnn exits 2."""
+    from gr_neo4j.defaults import Gnn
+    from gr_neo4j.model.config import TrainConfig
+
+    for name in TRAIN_DEFAULTS:
+        if getattr(args, name) is None:
+            setattr(args, name, getattr(TrainConfig, name))
+    try:
+        args.gnn = Gnn(args.gnn)
+    except ValueError:
+        parser.error(f"argument --gnn: invalid choice: {args.gnn!r} (choose from {', '.join(Gnn)})")
+    return args
+
+
 def run(args) -> None:
-    ensure_packages(args.bundle)
     import torch
 
     from gr_neo4j.llm import load_llm_from
@@ -189,11 +207,11 @@ def run(args) -> None:
     llm = load_llm_from(llm_dir, device=device, dtype=dtype)
     load_s = time.perf_counter() - t0
     config = TrainConfig(dataset=dataset, out=out, retrieved=samples_file, llm=str(llm_dir), epochs=args.epochs,
-                         batch_size=args.batch_size, eval_batch_size=32, lr=args.lr, lora=args.lora, gnn=args.gnn,
-                         max_minutes=args.minutes, limit=args.limit, resume=False, show_progress=False)
+                         batch_size=args.batch_size, eval_batch_size=EVAL_BATCH_SIZE, lr=args.lr, lora=args.lora,
+                         gnn=args.gnn, max_minutes=args.minutes, limit=args.limit, resume=False)
     result = train(config, llm=llm)
-    ev = evaluate(out, "test", llm=load_llm_from(llm_dir, device=device, dtype=dtype), batch_size=32,
-                  limit=args.eval_limit, show_progress=False)
+    ev = evaluate(out, "test", llm=load_llm_from(llm_dir, device=device, dtype=dtype), batch_size=EVAL_BATCH_SIZE,
+                  limit=args.eval_limit)
     print(json.dumps({
         "dataset": dataset, "llm": name, "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
         "dtype": str(dtype), "gnn": args.gnn, "lora": args.lora, "llm_convert_s": round(convert_s, 1),
@@ -221,10 +239,10 @@ def main() -> None:
     r.add_argument("--bundle", type=Path, required=True)
     r.add_argument("--out", type=Path)
     r.add_argument("--minutes", type=float, default=7.0, help="training budget (evaluation comes on top)")
-    r.add_argument("--epochs", type=int, default=10)
-    r.add_argument("--batch-size", type=int, default=4)
-    r.add_argument("--lr", type=float, default=1e-5)
-    r.add_argument("--gnn", default="gt")
+    r.add_argument("--epochs", type=int, help="default: gr-neo4j's TrainConfig.epochs")
+    r.add_argument("--batch-size", type=int, help="default: TrainConfig.batch_size")
+    r.add_argument("--lr", type=float, help="default: TrainConfig.lr")
+    r.add_argument("--gnn", help="graph encoder, a gr_neo4j.defaults.Gnn value (default: TrainConfig.gnn)")
     r.add_argument("--lora", action="store_true")
     r.add_argument("--limit", type=int, default=None)
     r.add_argument("--eval-limit", type=int, default=None)
@@ -232,7 +250,8 @@ def main() -> None:
     if args.cmd == "prepare":
         prepare(args)
     else:
-        run(args)
+        ensure_packages(args.bundle)
+        run(with_defaults(args, r))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ from pathlib import Path
 import gr_neo4j
 
 PACKAGE = Path(gr_neo4j.__file__).parent
-# What only answering needs: loaded by `answer.load_answerer`, never by retrieval or a cold CLI.
-ANSWERING = ("gr_neo4j.model", "gr_neo4j.llm", "peft", "safetensors.torch", "matplotlib")
+# What only answering needs: loaded by `answer.load_answerer`, never by retrieval or a cold CLI
+# (gr_neo4j.model.config, whose dataclasses hold the CLI's defaults, is light and allowed).
+ANSWERING = tuple(f"gr_neo4j.model.{m}" for m in ("checkpoint", "encoder", "evaluation", "gretriever", "training", "datasets")) + (
+    "gr_neo4j.llm", "peft", "safetensors.torch", "matplotlib")
 
 
 def imported_modules(path: Path, package: str) -> set[str]:

@@ -3,6 +3,7 @@ evaluation from the bundle alone (no Neo4j, no settings home, no network)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import subprocess
@@ -63,6 +64,18 @@ def test_bundle_then_train_and_evaluate_from_it(tmp_path):
     assert (tmp_path / "ckpt" / "weights.safetensors").is_file()
 
 
+def test_options_left_out_take_the_library_defaults_and_a_bad_gnn_exits_2(tmp_path):
+    from gr_neo4j.model import TrainConfig
+
+    gt = script_module()
+    parser = argparse.ArgumentParser()
+    args = gt.with_defaults(argparse.Namespace(epochs=None, batch_size=2, lr=None, gnn="gat"), parser)
+    assert (args.epochs, args.batch_size, args.lr, args.gnn) == (TrainConfig.epochs, 2, TrainConfig.lr, "gat")
+    done = subprocess.run([sys.executable, str(SCRIPT), "run", "--bundle", str(tmp_path), "--gnn", "sage"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2 and "sage" in done.stderr
+
+
 @pytest.mark.integration
 def test_default_llm_travels_as_gguf_parts_and_is_converted_there(tmp_path):
     samples = tmp_path / "samples.pt"
@@ -78,15 +91,16 @@ def test_default_llm_travels_as_gguf_parts_and_is_converted_there(tmp_path):
 
 def test_the_model_code_imports_without_what_the_gpu_machine_lacks():
     # that machine has torch, PyG, transformers, peft (and the packages the bundle ships) but not the
-    # Neo4j driver, tenacity or pcst_fast: training and evaluation must not need them
+    # Neo4j driver, tenacity, pcst_fast or rich (progress is a protocol): training and evaluation must not need them
     code = (
         "import sys, importlib.abc\n"
         "class Block(importlib.abc.MetaPathFinder):\n"
         "    def find_spec(self, name, path, target=None):\n"
-        "        if name.split('.')[0] in {'neo4j', 'tenacity', 'pcst_fast'}:\n"
+        "        if name.split('.')[0] in {'neo4j', 'tenacity', 'pcst_fast', 'rich'}:\n"
         "            raise ImportError('blocked ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import gr_neo4j.model, gr_neo4j.model.training, gr_neo4j.model.evaluation, gr_neo4j.llm, gr_neo4j.samples\n"
+        "import gr_neo4j.model, gr_neo4j.model.training, gr_neo4j.model.evaluation, gr_neo4j.model.checkpoint\n"
+        "import gr_neo4j.llm, gr_neo4j.samples\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

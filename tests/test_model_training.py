@@ -5,21 +5,22 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shutil
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from test_model_support import tiny_llm, tiny_samples
 
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.model import TrainConfig, evaluate, load_checkpoint, train
-from gr_neo4j.model.checkpoint import CONFIG, WEIGHTS
+from gr_neo4j.model.checkpoint import ADAPTER, CONFIG, LEGACY_CONFIG, WEIGHTS
 from gr_neo4j.model.datasets import split_indices, split_samples
-from gr_neo4j.model.training import lr_factor
+from gr_neo4j.model.training import lr_schedule
 from gr_neo4j.samples import load_samples, save_samples
 
 SMALL = dict(dataset="explagraphs", llm="tiny", batch_size=4, eval_batch_size=8, lr=1e-2, gnn_hidden=32, gnn_layers=2,
-             max_txt_len=48, max_new_tokens=4, show_progress=False)
+             max_txt_len=48, max_new_tokens=4)
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +39,33 @@ def test_samples_file_round_trips(samples_file):
         assert torch.equal(a.data.edge_attr, b.data.edge_attr)
 
 
-def test_schedule_warms_up_for_one_epoch_then_follows_a_half_cosine():
-    f = [lr_factor(s, steps_per_epoch=10, epochs=5, warmup_epochs=1) for s in range(51)]
-    assert f[0] == 0 and f[5] == pytest.approx(0.5) and f[10] == pytest.approx(1.0)
-    assert f[30] == pytest.approx(0.5)  # halfway through the 4 cosine epochs
-    assert f[50] == pytest.approx(0.0, abs=1e-12)
+def schedule(epochs=5, steps_per_epoch=10, **overrides) -> list[float]:
+    """The learning rate before each optimiser step, and after the last one."""
+    config = TrainConfig(dataset="x", out=".", epochs=epochs, **overrides)
+    opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=config.lr)
+    sched = lr_schedule(opt, steps_per_epoch, config)
+    rates = []
+    for _ in range(epochs * steps_per_epoch + 1):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return rates
+
+
+def test_schedule_warms_up_for_one_epoch_then_follows_a_half_cosine_to_g_retrievers_floor():
+    f = schedule()  # lr 1e-5, min_lr 5e-6: G-Retriever's lr_schedule
+    assert f[0] == 0 and f[5] == pytest.approx(0.5e-5) and f[10] == pytest.approx(1e-5)
+    assert f[30] == pytest.approx((1e-5 + 5e-6) / 2)  # halfway through the 4 cosine epochs
+    assert f[50] == pytest.approx(5e-6)  # the floor, not 0
     assert all(a >= b for a, b in itertools.pairwise(f[10:]))
+    # G-Retriever's adjust_learning_rate at an epoch fraction e past the warm-up
+    e = 2.5
+    assert f[25] == pytest.approx(5e-6 + (1e-5 - 5e-6) * 0.5 * (1 + math.cos(math.pi * (e - 1) / 4)))
+
+
+def test_schedule_floor_never_exceeds_the_peak():
+    f = schedule(lr=1e-6)  # below the paper's floor: constant after the warm-up, never rising
+    assert f[10] == pytest.approx(1e-6) and f[50] == pytest.approx(1e-6)
 
 
 def test_split_is_g_retrievers_60_20_20_with_seed_42():
@@ -67,9 +89,35 @@ def test_training_writes_a_checkpoint_with_only_the_trainable_weights(tmp_path, 
     assert saved["model"]["gnn"] == "gt" and saved["model"]["lora"] and saved["model"]["prompt_version"] == "v1"
     assert saved["sizes"] == {"train": 12, "val": 4, "test": 4}
     weights = load_file(str(config.out / WEIGHTS))
-    assert weights and all(k.startswith(("encoder.", "projector.")) or "lora_" in k for k in weights)
-    assert any("lora_" in k for k in weights)
+    assert weights and all(k.startswith(("encoder.", "projector.")) for k in weights)  # LoRA: in adapter/
+    assert not (config.out / LEGACY_CONFIG).exists()  # Hugging Face tools would read that name
+    assert {"adapter_config.json", "adapter_model.safetensors"} <= {p.name for p in (config.out / ADAPTER).iterdir()}
     assert (config.out / "curves.png").stat().st_size > 1000
+
+
+def test_lora_adapters_load_with_peft(tmp_path, samples_file):
+    from peft import PeftModel
+
+    config, _ = trained(tmp_path, samples_file, epochs=1, lora=True)
+    ours = load_checkpoint(config.out, llm=tiny_llm())
+    theirs = PeftModel.from_pretrained(tiny_llm()[0], str(config.out / ADAPTER))
+    lora = {n: p for n, p in ours.llm.named_parameters() if "lora_" in n}
+    loaded = dict(theirs.named_parameters())
+    assert lora and all(torch.equal(p, loaded[n]) for n, p in lora.items())
+    assert any(p.abs().sum() > 0 for n, p in lora.items() if "lora_B" in n)  # trained, not the zero init
+
+
+def test_a_checkpoint_of_the_old_layout_still_loads(tmp_path, samples_file):
+    # before: config.json, and the LoRA weights inside weights.safetensors
+    config, _ = trained(tmp_path, samples_file, epochs=1, lora=True)
+    model = load_checkpoint(config.out, llm=tiny_llm())
+    (config.out / CONFIG).rename(config.out / LEGACY_CONFIG)
+    shutil.rmtree(config.out / ADAPTER)
+    save_file(model.trainable_state_dict(), str(config.out / WEIGHTS))
+    old = load_checkpoint(config.out, llm=tiny_llm())
+    samples = tiny_samples(20)[:4]
+    assert old.generate(samples) == model.generate(samples)
+    assert all(torch.equal(a, b) for a, b in zip(old.trainable_state_dict().values(), model.trainable_state_dict().values()))
 
 
 def test_saved_and_loaded_checkpoint_gives_the_same_predictions(tmp_path, samples_file):
@@ -132,7 +180,7 @@ def test_time_budget_stops_training_after_one_step(tmp_path, samples_file):
 
 def test_evaluate_writes_predictions_and_metrics(tmp_path, samples_file):
     config, _ = trained(tmp_path, samples_file, epochs=1, lora=True)
-    result = evaluate(config.out, "test", llm=tiny_llm(), show_progress=False)
+    result = evaluate(config.out, "test", llm=tiny_llm())
     test_ids = [s.id for s in split_samples(tiny_samples(20))["test"]]
     rows = [json.loads(line) for line in result.predictions.read_text().splitlines()]
     assert [r["id"] for r in rows] == test_ids and result.total == 4

@@ -180,7 +180,7 @@ def test_interrupted_conversion_leaves_nothing_usable(tmp_path, monkeypatch):
     gguf.write_bytes(b"GGUF")
     cache = tmp_path / "cache"
 
-    def dies_halfway(source, out, chat_template):
+    def dies_halfway(source, out, chat_template, progress):
         (out / "model.safetensors").write_bytes(b"partial")
         raise KeyboardInterrupt
 
@@ -198,7 +198,7 @@ def test_conversion_runs_once_and_again_when_the_file_changes(tmp_path, monkeypa
     cache = tmp_path / "cache"
     calls = []
 
-    def fake(source, out, chat_template):
+    def fake(source, out, chat_template, progress):
         calls.append(source)
         (out / "model.safetensors").write_bytes(b"weights")
         (out / llm.MARKER).write_text(json.dumps(llm._fingerprint(source)))

@@ -2,49 +2,73 @@
 
 A checkpoint directory holds::
 
-    config.json          {"format", "model": ModelConfig, "train": TrainConfig, "best": {...}}
-    weights.safetensors  the best trainable weights (encoder, projector, LoRA adapters)
+    checkpoint.json      {"format", "model": ModelConfig, "train": TrainConfig, "best": {...}}
+    weights.safetensors  the best graph encoder and projector
+    adapter/             with LoRA, the best adapters in peft's format
+                         (``PeftModel.from_pretrained(llm, "CKPT/adapter")`` loads them)
     last.pt              resume state: last weights, optimiser, scheduler, epoch, history, RNG states
     history.json, curves.png (written by training)
 
-The frozen LLM is never copied: ``config.json`` names it, and loading asks :mod:`gr_neo4j.llm` for it.
+The frozen LLM is never copied: ``checkpoint.json`` names it, and loading asks :mod:`gr_neo4j.llm`
+for it. The file is not called ``config.json``: Hugging Face tools take a directory holding that
+name for a model of theirs. Checkpoints written before (``config.json``, LoRA weights inside
+``weights.safetensors``) still load.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
 
+from ..atomic import atomic_path, atomic_write_text
 from ..errors import GrNeo4jError
+from ..progress import Progress
 from ..samples import SubgraphSample
-from .gretriever import GRetrieverModel, ModelConfig
+from .config import ModelConfig
+from .gretriever import GRetrieverModel
 from .prompts import PROMPT_VERSION
 
 FORMAT = "gr-neo4j-checkpoint/1"
-CONFIG = "config.json"
+CONFIG = "checkpoint.json"
+LEGACY_CONFIG = "config.json"  # the name before adapters were saved in peft's format
 WEIGHTS = "weights.safetensors"
+ADAPTER = "adapter"
 RESUME = "last.pt"
+LLM_PREFIX = "llm."  # trainable tensors under this prefix are the LoRA adapters
 
 
 def write_json(path: Path, obj) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(obj, indent=2, default=str) + "\n")
 
 
-def save_weights(model: GRetrieverModel, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(model.trainable_state_dict(), str(tmp))
-    tmp.replace(path)
+def save_weights(model: GRetrieverModel, out: Path) -> None:
+    """Write the encoder and projector to ``out/weights.safetensors`` and, with LoRA, the adapters
+    to ``out/adapter/`` through peft; each file replaces its old version atomically."""
+    state = {k: v for k, v in model.trainable_state_dict().items() if not k.startswith(LLM_PREFIX)}
+    with atomic_path(out / WEIGHTS) as tmp:
+        save_file(state, str(tmp))
+    if model.config.lora:
+        adapter = out / ADAPTER
+        adapter.mkdir(exist_ok=True)
+        # peft writes a directory; its two files (a fixed config, the weights) are moved in one by one.
+        with tempfile.TemporaryDirectory(dir=out, prefix=".adapter.") as tmp:
+            model.llm.save_pretrained(tmp)
+            for name in sorted(os.listdir(tmp), key=lambda n: n.endswith(".json")):  # weights before config
+                os.replace(Path(tmp) / name, adapter / name)
 
 
 def load_weights(model: GRetrieverModel, state: dict[str, torch.Tensor], source: Path | str) -> None:
-    """Load trainable weights; every trainable tensor must be present and nothing else."""
+    """Load trainable weights; every expected tensor must be present and nothing else. Without
+    LoRA tensors in ``state`` (the current layout) the adapters are expected from :func:`load_adapter`."""
     expected = set(model.trainable_state_dict())
+    if not any(k.startswith(LLM_PREFIX) for k in state):
+        expected = {k for k in expected if not k.startswith(LLM_PREFIX)}
     missing, unexpected = expected - set(state), set(state) - expected
     if missing or unexpected:
         raise GrNeo4jError(
@@ -53,49 +77,76 @@ def load_weights(model: GRetrieverModel, state: dict[str, torch.Tensor], source:
     model.load_state_dict(state, strict=False)
 
 
+def load_adapter(model: GRetrieverModel, adapter: Path) -> None:
+    """Load LoRA adapters saved in peft's format into the model's (peft-wrapped) LLM."""
+    from peft import load_peft_weights, set_peft_model_state_dict
+
+    if not (adapter / "adapter_config.json").is_file():
+        raise GrNeo4jError(f"{adapter.parent}: trained with LoRA but has no adapters in {adapter}")
+    state = load_peft_weights(str(adapter), device="cpu")
+    lora = [n for n, p in model.llm.named_parameters() if p.requires_grad]
+    result = set_peft_model_state_dict(model.llm, state)
+    if result.unexpected_keys or len(state) != len(lora):
+        raise GrNeo4jError(f"{adapter}: adapters do not fit the model ({len(state)} tensors for {len(lora)} LoRA weights)")
+
+
+def config_path(checkpoint_dir: str | Path) -> Path:
+    """``checkpoint.json``, or ``config.json`` in a checkpoint written before the rename."""
+    checkpoint_dir = Path(checkpoint_dir)
+    path = checkpoint_dir / CONFIG
+    legacy = checkpoint_dir / LEGACY_CONFIG
+    return legacy if not path.is_file() and legacy.is_file() else path
+
+
 def read_config(checkpoint_dir: str | Path) -> dict:
-    path = Path(checkpoint_dir) / CONFIG
+    path = config_path(checkpoint_dir)
     if not path.is_file():
         raise GrNeo4jError(f"{checkpoint_dir}: not a checkpoint directory (no {CONFIG})")
     try:
         config = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise GrNeo4jError(f"{path}: invalid JSON: {exc}") from None
-    if config.get("format") != FORMAT:
-        raise GrNeo4jError(f"{path}: unknown checkpoint format {config.get('format')!r} (expected {FORMAT})")
+    if not isinstance(config, dict) or config.get("format") != FORMAT:
+        found = config.get("format") if isinstance(config, dict) else None
+        raise GrNeo4jError(f"{path}: unknown checkpoint format {found!r} (expected {FORMAT})")
     version = config["model"].get("prompt_version")
     if version != PROMPT_VERSION:
         raise GrNeo4jError(f"{path}: trained with prompt {version}, this version of gr-neo4j uses {PROMPT_VERSION}")
     return config
 
 
-def load_llm_named(name: str, settings=None):
-    """(model, tokenizer) of the LLM a checkpoint names ('' = the configured default)."""
+def load_llm_named(name: str, settings=None, progress: Progress | None = None):
+    """(model, tokenizer) of the LLM a checkpoint names ('' = the configured default); ``progress``
+    is told about a first-use GGUF conversion."""
     from .. import llm as llm_module
     from ..settings import load_settings
 
     settings = settings or load_settings()
     if not name or name == llm_module.llm_source(settings).name:
-        return llm_module.load_llm(settings)
+        return llm_module.load_llm(settings, progress=progress)
     return llm_module.load_llm_from(name)
 
 
-def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None) -> GRetrieverModel:
+def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None, progress: Progress | None = None) -> GRetrieverModel:
     """The trained model of a checkpoint directory, in eval mode.
 
     Args:
         checkpoint_dir: written by :func:`gr_neo4j.model.training.train`.
         llm: an already loaded ``(model, tokenizer)`` to use instead of the one the config names.
         settings: used to find the LLM (default: :func:`gr_neo4j.settings.load_settings`).
+        progress: told about a first-use conversion of the LLM.
     """
     checkpoint_dir = Path(checkpoint_dir)
     config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
     weights = checkpoint_dir / WEIGHTS
     if not weights.is_file():
         raise GrNeo4jError(f"{checkpoint_dir}: no {WEIGHTS} (training did not finish an epoch)")
-    llm_model, tokenizer = llm if llm is not None else load_llm_named(config.llm, settings)
+    llm_model, tokenizer = llm if llm is not None else load_llm_named(config.llm, settings, progress)
     model = GRetrieverModel(llm_model, tokenizer, config)
-    load_weights(model, load_file(str(weights)), weights)
+    state = load_file(str(weights))
+    load_weights(model, state, weights)
+    if config.lora and not any(k.startswith(LLM_PREFIX) for k in state):
+        load_adapter(model, checkpoint_dir / ADAPTER)
     return model.eval()
 
 

@@ -15,7 +15,9 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.nn import GATConv, GCNConv, TransformerConv, global_mean_pool
 
-GNN_TYPES = ("gt", "gat", "gcn")
+from ..defaults import Gnn
+
+GNN_TYPES = tuple(g for g in Gnn if g != Gnn.NONE)  # the encoders (Gnn.NONE is no encoder)
 
 
 def _conv(kind: str, in_dim: int, out_dim: int, heads: int, edge_dim: int, dropout: float) -> nn.Module:

@@ -7,11 +7,13 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..atomic import atomic_path
 from ..errors import GrNeo4jError
 from ..metrics import hallucinated, is_correct, score
+from ..progress import NO_PROGRESS, Progress
 from .checkpoint import answer, load_checkpoint, read_config, write_json
+from .config import TrainConfig
 from .datasets import SPLITS, load_split
-from .training import TrainConfig
 
 
 @dataclass
@@ -29,11 +31,12 @@ class EvalResult:
 
 
 def evaluate(checkpoint_dir: str | Path, split: str = "test", *, settings=None, llm=None, batch_size: int = 16,
-             limit: int | None = None, show_progress: bool = True) -> EvalResult:
+             limit: int | None = None, progress: Progress | None = None) -> EvalResult:
     """Answer every sample of ``split`` with the checkpoint's model and score the answers.
 
     The samples are rebuilt from the checkpoint's training configuration (same source, same seed,
-    same split). ``limit`` answers only the first samples of the split.
+    same split). ``limit`` answers only the first samples of the split; ``progress`` is told one
+    phase, "answering", counted in samples.
     """
     if split not in SPLITS:
         raise GrNeo4jError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
@@ -43,13 +46,18 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, settings=None, 
                          seed=tcfg.seed, limit=limit if limit is not None else tcfg.limit)
     if not samples:
         raise GrNeo4jError(f"split {split!r} of {tcfg.dataset} is empty")
-    model = load_checkpoint(checkpoint_dir, llm=llm, settings=settings)
+    model = load_checkpoint(checkpoint_dir, llm=llm, settings=settings, progress=progress)
     started = time.perf_counter()
-    predictions = _answer_with_progress(model, samples, batch_size, show_progress)
+    predictions: list[str] = []
+    with (progress or NO_PROGRESS).phase("answering", total=len(samples), unit="samples") as advance:
+        for i in range(0, len(samples), batch_size):
+            batch = samples[i:i + batch_size]
+            predictions.extend(answer(model, batch, batch_size))
+            advance(len(batch))
     rate = len(samples) / (time.perf_counter() - started)
     scores = score(tcfg.dataset, predictions, [s.label for s in samples], [s.node_texts for s in samples])
     pred_path = checkpoint_dir / f"predictions-{split}.jsonl"
-    with pred_path.open("w", encoding="utf-8") as fh:
+    with atomic_path(pred_path) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for s, p in zip(samples, predictions):
             row = {"id": s.id, "question": s.question, "label": s.label, "prediction": p,
                    "correct": is_correct(tcfg.dataset, p, s.label),
@@ -60,16 +68,3 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, settings=None, 
     write_json(result.metrics, asdict(result))
     return result
 
-
-def _answer_with_progress(model, samples, batch_size: int, enabled: bool) -> list[str]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    out: list[str] = []
-    with Progress(TextColumn("[bold]answering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), disable=not enabled) as progress:
-        task = progress.add_task("answering", total=len(samples))
-        for i in range(0, len(samples), batch_size):
-            batch = samples[i:i + batch_size]
-            out.extend(answer(model, batch, batch_size))
-            progress.update(task, advance=len(batch))
-    return out

@@ -11,48 +11,18 @@ message-passing layers and pooling of :mod:`.encoder`, the projector layout of P
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 
 import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
+from ..defaults import Gnn
 from ..samples import SubgraphSample
+from .config import ModelConfig
 from .encoder import GraphEncoder
-from .prompts import PROMPT_VERSION, EncodedPrompt, PromptBuilder
+from .prompts import EncodedPrompt, PromptBuilder
 
 IGNORE_INDEX = -100
-
-
-@dataclass
-class ModelConfig:
-    """Everything needed to rebuild the model around the same LLM (stored in checkpoints)."""
-
-    llm: str  # hub id or path given to gr_neo4j.llm.load_llm_from ('' = the configured default)
-    embed_dim: int  # node/edge feature size (the embedder's dimension)
-    embedder: str = ""  # embedder name, so samples are built with the same one
-    gnn: str = "gt"  # 'gt' | 'gat' | 'gcn' | 'none' (LLM only: no graph token)
-    gnn_layers: int = 4
-    gnn_hidden: int = 1024
-    gnn_heads: int = 4
-    gnn_dropout: float = 0.0
-    graph_tokens: int = 1
-    lora: bool = False
-    lora_r: int = 8
-    lora_alpha: int = 16
-    lora_dropout: float = 0.05
-    lora_targets: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
-    max_txt_len: int = 512
-    max_new_tokens: int = 32
-    prompt_version: str = PROMPT_VERSION
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ModelConfig:
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in d.items() if k in known})
 
 
 class GRetrieverModel(nn.Module):
@@ -81,7 +51,7 @@ class GRetrieverModel(nn.Module):
         self.hidden_size = embedding.embedding_dim
         device = embedding.weight.device  # with a device_map, where the sequence enters the LLM
         self.encoder = self.projector = None
-        if config.gnn != "none":
+        if config.gnn != Gnn.NONE:
             self.encoder = GraphEncoder(config.gnn, config.embed_dim, config.gnn_hidden, config.gnn_layers,
                                         config.gnn_heads, config.gnn_dropout).to(device)
             h, t = config.gnn_hidden, config.graph_tokens
@@ -94,7 +64,7 @@ class GRetrieverModel(nn.Module):
     def llm_only(cls, llm: nn.Module, tokenizer, name: str, max_new_tokens: int = 32) -> GRetrieverModel:
         """The LLM alone behind the same prompt, no graph token: zero-shot answering and the
         benchmarks' baseline see exactly the chat template and ``max_txt_len`` cut of a trained model."""
-        return cls(llm, tokenizer, ModelConfig(llm=name, embed_dim=0, gnn="none", max_new_tokens=max_new_tokens))
+        return cls(llm, tokenizer, ModelConfig(llm=name, embed_dim=0, gnn=Gnn.NONE, max_new_tokens=max_new_tokens))
 
     # -- pieces ---------------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..atomic import atomic_path
+
 
 def plot_curves(history: Sequence[dict], path: Path, title: str = "") -> Path:
     """Train and validation loss per epoch (and the train loss of every step, faint) -> PNG."""
@@ -27,8 +29,9 @@ def plot_curves(history: Sequence[dict], path: Path, title: str = "") -> Path:
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        with atomic_path(path) as tmp:  # keeps the .png suffix, from which savefig takes the format
+            fig.savefig(tmp)
+    finally:
+        plt.close(fig)
     return path
