@@ -8,6 +8,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from ..defaults import OnError
 from ..ingest import (
     DEFAULT_BATCH_SIZE,
     LOADER_MODULES,
@@ -35,7 +36,7 @@ def load(
     split: str = typer.Option(None, "--split", help="Comma-separated splits to load (explagraphs/scene_graphs: train,val,test = G-Retriever's 60/20/20 split, seed 42; metaqa: train,dev,test; webqsp: train,validation,test)."),
     limit: int = typer.Option(None, "--limit", help="At most N samples per source file (questions, or rows/graphs; the MetaQA KB is always loaded whole)."),
     batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", help="Rows per write transaction (entity batches, which carry one vector each, are capped at 1,000)."),
-    on_error: str = typer.Option("fail", "--on-error", help="fail: write nothing if any record is malformed; skip: write the rest and report the skipped ones."),
+    on_error: OnError = typer.Option(OnError.FAIL, "--on-error", help="fail: write nothing if any record is malformed; skip: write the rest and report the skipped ones."),
     name: str = typer.Option(None, "--name", help="triples only: the dataset name to store the file under (default 'triples'; at most 64 printable characters), so unrelated triple files stay apart."),
 ) -> None:
     """Load a dataset into Neo4j with text embeddings (idempotent and resumable: run it again to finish or refresh)."""

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from .common import console, handles_errors, settings_from
+from .common import console, err_console, handles_errors, settings_from
+from .progress import RichProgress
 
 if TYPE_CHECKING:  # model_info imports the LLM stack: only when the command runs (see gr_neo4j.answer)
     from ..model_info import ModelInfo
@@ -25,7 +26,7 @@ def models() -> None:
     """
     from ..model_info import describe_models
 
-    infos = describe_models(settings_from())
+    infos = describe_models(settings_from(), RichProgress(err_console))
     for info in infos:
         _print(info)
     if not all(info.available for info in infos):

@@ -7,7 +7,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .common import console, handles_errors, settings_from
+from ..defaults import Gnn
+from ..model.config import TrainConfig  # light: the defaults below are the library's
+from .common import console, err_console, handles_errors, settings_from
+from .progress import RichProgress
+
+T = TrainConfig  # option defaults read from the dataclass, never restated here
 
 
 def register(app: typer.Typer) -> None:
@@ -21,31 +26,29 @@ def train(
     retrieved: Path | None = typer.Option(None, "--retrieved", help="Samples file written by `gr-neo4j retrieve --out`."),
     tsv: Path | None = typer.Option(None, "--tsv", help="ExplaGraphs only: the raw TSV, trained on whole graphs."),
     out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory (resumed when it holds one)."),
-    epochs: int = typer.Option(10, "--epochs"),
-    batch_size: int = typer.Option(4, "--batch-size"),
-    grad_accum: int = typer.Option(1, "--grad-accum", help="Batches summed before each optimiser step."),
-    lr: float = typer.Option(1e-5, "--lr", help="Peak learning rate of AdamW."),
-    lora: bool = typer.Option(False, "--lora/--frozen", help="Tune the LLM with LoRA (r 8) or keep it frozen."),
-    gnn: str = typer.Option("gt", "--gnn", help="gt (graph transformer) | gat | gcn | none (LLM only, needs --lora)."),
-    graph_tokens: int = typer.Option(1, "--graph-tokens", help="Graph tokens given to the LLM."),
-    max_txt_len: int = typer.Option(512, "--max-txt-len", help="Tokens of the textualised graph kept in the prompt."),
-    llm: str | None = typer.Option(None, "--llm", help="Hugging Face id or path (default: the configured LLM)."),
-    patience: int = typer.Option(2, "--patience", help="Epochs without a better validation loss before stopping."),
-    limit: int | None = typer.Option(None, "--limit", help="At most this many samples per split (quick runs)."),
-    max_minutes: float | None = typer.Option(None, "--max-minutes", help="Wall-clock budget for the training."),
-    resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the checkpoint in --out if there is one."),
+    epochs: int = typer.Option(T.epochs, "--epochs"),
+    batch_size: int = typer.Option(T.batch_size, "--batch-size"),
+    grad_accum: int = typer.Option(T.grad_accum, "--grad-accum", help="Batches summed before each optimiser step."),
+    lr: float = typer.Option(T.lr, "--lr", help="Peak learning rate of AdamW."),
+    min_lr: float = typer.Option(T.min_lr, "--min-lr", help="Floor the half cosine decays to (G-Retriever's; capped at --lr)."),
+    lora: bool = typer.Option(T.lora, "--lora/--frozen", help="Tune the LLM with LoRA (r 8) or keep it frozen."),
+    gnn: Gnn = typer.Option(T.gnn, "--gnn", help="Graph encoder: gt (graph transformer), gat, gcn, or none (LLM only, needs --lora)."),
+    graph_tokens: int = typer.Option(T.graph_tokens, "--graph-tokens", help="Graph tokens given to the LLM."),
+    max_txt_len: int = typer.Option(T.max_txt_len, "--max-txt-len", help="Tokens of the textualised graph kept in the prompt."),
+    llm: str | None = typer.Option(T.llm, "--llm", help="Hugging Face id or path (default: the configured LLM)."),
+    patience: int = typer.Option(T.patience, "--patience", help="Epochs without a better validation loss before stopping."),
+    limit: int | None = typer.Option(T.limit, "--limit", help="At most this many samples per split (quick runs)."),
+    max_minutes: float | None = typer.Option(T.max_minutes, "--max-minutes", help="Wall-clock budget for the training."),
+    resume: bool = typer.Option(T.resume, "--resume/--no-resume", help="Continue the checkpoint in --out if there is one."),
 ) -> None:
     """Train the GNN + LLM model (G-Retriever) and write a checkpoint directory."""
-    from ..model.encoder import GNN_TYPES
-    from ..model.training import TrainConfig
     from ..model.training import train as run
 
-    if gnn not in GNN_TYPES + ("none",):
-        raise typer.BadParameter(f"--gnn must be one of {', '.join(GNN_TYPES + ('none',))}")
     config = TrainConfig(dataset=dataset, out=out, retrieved=retrieved, tsv=tsv, llm=llm, epochs=epochs,
-                         batch_size=batch_size, grad_accum=grad_accum, lr=lr, lora=lora, gnn=gnn, graph_tokens=graph_tokens,
-                         max_txt_len=max_txt_len, patience=patience, limit=limit, max_minutes=max_minutes, resume=resume)
-    result = run(config, settings=settings_from())
+                         batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, gnn=gnn,
+                         graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
+                         max_minutes=max_minutes, resume=resume)
+    result = run(config, settings=settings_from(), progress=RichProgress(err_console))
     console.print(
         f"trained {result.epochs_run} epochs ({result.stopped}), best validation loss {result.best_val_loss:.4f} "
         f"at epoch {result.best_epoch}, {result.train_samples_per_s:.2f} samples/s; checkpoint {result.out}, "
@@ -56,13 +59,13 @@ def train(
 def eval_(
     checkpoint: Path = typer.Option(..., "--checkpoint", "-c", help="Checkpoint directory written by `gr-neo4j train`."),
     split: str = typer.Option("test", "--split", help="train | val | test"),
-    batch_size: int = typer.Option(16, "--batch-size"),
+    batch_size: int = typer.Option(T.eval_batch_size, "--batch-size"),
     limit: int | None = typer.Option(None, "--limit", help="Answer only the first samples of the split."),
 ) -> None:
     """Answer a split with a trained checkpoint; write predictions (JSON lines) and metrics."""
     from ..model.evaluation import evaluate
 
-    r = evaluate(checkpoint, split, settings=settings_from(), batch_size=batch_size, limit=limit)
+    r = evaluate(checkpoint, split, settings=settings_from(), batch_size=batch_size, limit=limit, progress=RichProgress(err_console))
     table = Table("dataset", "split", r.metric, "correct", "hallucination rate", "samples/s")
     table.add_row(r.dataset, r.split, f"{r.value:.4f}", f"{r.correct}/{r.total}",
                   "-" if r.hallucination_rate is None else f"{r.hallucination_rate:.4f}", f"{r.samples_per_s:.2f}")
