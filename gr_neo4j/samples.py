@@ -13,7 +13,6 @@ arguments as ``Argument 1: …\\nArgument 2: …``; the model's prompt module ad
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +20,13 @@ from pathlib import Path
 import torch
 from torch_geometric.data import Data
 
+from .atomic import atomic_path
 from .errors import GrNeo4jError
-from .loaders.explagraphs import parse_graph  # the loader's parser: one textualization for Neo4j and training
+from .ingest.records import BadRecord
+
+# the loader's parser: Neo4j and training read ExplaGraphs alike (stance case, graph text, row ids)
+from .loaders.explagraphs import ExplaGraphsRow, data_rows, parse_row
+from .loaders.explagraphs import question_text as explagraphs_question
 
 FORMAT = "gr-neo4j-samples/1"
 
@@ -63,9 +67,8 @@ def save_samples(path: str | Path, samples: Sequence[SubgraphSample]) -> Path:
     """Write samples atomically (a temporary file renamed into place) as plain tensors and strings."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save({"format": FORMAT, "samples": [_to_dict(s) for s in samples]}, tmp)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        torch.save({"format": FORMAT, "samples": [_to_dict(s) for s in samples]}, tmp)
     return path
 
 
@@ -86,48 +89,24 @@ def load_samples(path: str | Path) -> list[SubgraphSample]:
 # --- ExplaGraphs: whole graphs, no retrieval -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ExplaGraphsRow:
-    row: int  # 0-based data row: the `graph` id the loader gives this sample in Neo4j
-    line: int
-    arg1: str
-    arg2: str
-    label: str
-    node_texts: list[str]
-    edges: list[tuple[int, str, int]]
-
-
 def read_explagraphs(path: str | Path) -> list[ExplaGraphsRow]:
-    """Rows of an ExplaGraphs TSV: `belief, argument, stance, graph`, with or without the header row
-    `arg1 arg2 label graph` of the G-Retriever copy."""
+    """Rows of an ExplaGraphs TSV (`belief, argument, stance, graph`, with or without the header
+    row `arg1 arg2 label graph` of the G-Retriever copy), read by the loader's parser; the first
+    bad row is an error naming its file and line. Row i is the sample whose `graph` id in Neo4j is i."""
     path = Path(path)
     if not path.is_file():
         raise GrNeo4jError(f"{path}: no such file")
     rows: list[ExplaGraphsRow] = []
-    with path.open(newline="", encoding="utf-8") as fh:
-        for lineno, fields in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
-            if lineno == 1 and [f.strip().lower() for f in fields] == ["arg1", "arg2", "label", "graph"]:
-                continue
-            if not fields or fields == [""]:
-                continue
-            if len(fields) != 4:
-                raise GrNeo4jError(f"{path}:{lineno}: expected 4 tab-separated fields, found {len(fields)}")
-            arg1, arg2, label, graph = fields
-            label = label.strip().lower()
-            if label not in ("support", "counter"):
-                raise GrNeo4jError(f"{path}:{lineno}: stance must be 'support' or 'counter', got {label!r}")
-            try:
-                nodes, edges = parse_graph(graph)
-            except ValueError as exc:
-                raise GrNeo4jError(f"{path}:{lineno}: {exc}") from None
-            rows.append(ExplaGraphsRow(len(rows), lineno, arg1.strip(), arg2.strip(), label, nodes, edges))
+    for where, line in data_rows([path]):
+        if isinstance(line, BadRecord):
+            raise GrNeo4jError(str(line))
+        try:
+            rows.append(parse_row(line))
+        except ValueError as exc:
+            raise GrNeo4jError(f"{where}: {exc}") from None
     if not rows:
         raise GrNeo4jError(f"{path}: no rows")
     return rows
-
-
-def explagraphs_question(arg1: str, arg2: str) -> str:
-    return f"Argument 1: {arg1}\nArgument 2: {arg2}"
 
 
 def explagraphs_samples(path: str | Path, embedder, batch_size: int = 256) -> list[SubgraphSample]:
@@ -137,24 +116,24 @@ def explagraphs_samples(path: str | Path, embedder, batch_size: int = 256) -> li
     from .textualize import textualize, to_data
 
     rows = read_explagraphs(path)
-    node_texts = sorted({t for r in rows for t in r.node_texts})
+    node_texts = sorted({t for r in rows for t in r.nodes})
     rel_texts = sorted({rel for r in rows for _, rel, _ in r.edges})
     node_vec = dict(zip(node_texts, torch.from_numpy(embedder.encode(node_texts, batch_size=batch_size))))
     rel_vec = dict(zip(rel_texts, torch.from_numpy(embedder.encode(rel_texts, batch_size=batch_size))))
     samples = []
-    for r in rows:
-        x = torch.stack([node_vec[t] for t in r.node_texts])
+    for row, r in enumerate(rows):
+        x = torch.stack([node_vec[t] for t in r.nodes])
         edge_index = torch.tensor([[s for s, _, _ in r.edges], [d for _, _, d in r.edges]], dtype=torch.long)
         edge_attr = torch.stack([rel_vec[rel] for _, rel, _ in r.edges])
         samples.append(
             SubgraphSample(
-                id=str(r.row),
+                id=str(row),
                 question=explagraphs_question(r.arg1, r.arg2),
                 label=r.label,
-                desc=textualize(r.node_texts, r.edges),
+                desc=textualize(r.nodes, r.edges),
                 data=to_data(x, edge_index, edge_attr),
                 dataset="explagraphs",
-                node_texts=list(r.node_texts),
+                node_texts=list(r.nodes),
             )
         )
     return samples

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from gr_neo4j.ingest.records import (
@@ -37,7 +38,7 @@ HEADER = ["arg1", "arg2", "label", "graph"]
 STANCES = ("support", "counter")
 TRIPLE = re.compile(r"\((.*?)\)")
 
-__all__ = ["LOADER", "paper_split", "parse_graph", "read"]
+__all__ = ["LOADER", "ExplaGraphsRow", "data_rows", "paper_split", "parse_graph", "parse_row", "question_text", "read"]
 
 
 def parse_graph(graph: str) -> tuple[list[str], list[tuple[int, str, int]]]:
@@ -67,6 +68,40 @@ def parse_graph(graph: str) -> tuple[list[str], list[tuple[int, str, int]]]:
     return list(nodes), edges
 
 
+@dataclass(frozen=True)
+class ExplaGraphsRow:
+    """One data row: the two arguments, the stance and the explanation graph."""
+
+    arg1: str
+    arg2: str
+    label: str  # "support" | "counter", lower-case whatever the file's case
+    nodes: list[str]  # node texts in first-appearance order (see parse_graph)
+    edges: list[tuple[int, str, int]]
+
+
+def parse_row(line: str) -> ExplaGraphsRow:
+    """A data line, ``belief \t argument \t stance \t graph`` -> :class:`ExplaGraphsRow`.
+
+    The one parser of ExplaGraphs rows, for the loader and for training samples (so the two read a
+    file alike). The stance is read in any case (``Support``, ``COUNTER``) and stored lower-case,
+    the form the metrics compare answers with. Raises ValueError ``"<reason>: <detail>"``.
+    """
+    fields = line.split("\t")
+    if len(fields) != 4:
+        raise ValueError(f"wrong column count: expected 4 tab-separated fields (belief, argument, stance, graph), got {len(fields)}")
+    arg1, arg2, stance, graph = (f.strip() for f in fields)
+    label = stance.lower()
+    if label not in STANCES:
+        raise ValueError(f"bad stance: {stance[:40]!r} is not 'support' or 'counter'")
+    nodes, edges = parse_graph(graph)
+    return ExplaGraphsRow(arg1, arg2, label, nodes, edges)
+
+
+def question_text(arg1: str, arg2: str) -> str:
+    """The question of a row: its two arguments (the model's prompt adds the instruction)."""
+    return f"Argument 1: {arg1}\nArgument 2: {arg2}"
+
+
 def source_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
@@ -79,7 +114,7 @@ def source_files(path: Path) -> list[Path]:
     return files
 
 
-def _data_lines(files: list[Path]) -> Iterator[tuple[str, str | BadRecord]]:
+def data_rows(files: list[Path]) -> Iterator[tuple[str, str | BadRecord]]:
     """(where, line) of every data line, header lines and blank lines left out. A line that is not
     UTF-8 stays a row (as a BadRecord), so the rows after it keep their numbers and splits."""
     for path in files:
@@ -94,30 +129,24 @@ def _data_lines(files: list[Path]) -> Iterator[tuple[str, str | BadRecord]]:
 
 
 def row_fragment(where: str, row: int, line: str, split: str) -> Fragment | BadRecord:
-    fields = line.split("\t")
-    if len(fields) != 4:
-        return BadRecord(where, f"wrong column count: expected 4 tab-separated fields (belief, argument, stance, graph), got {len(fields)}")
-    arg1, arg2, label, graph_string = (f.strip() for f in fields)
-    if label not in STANCES:
-        return BadRecord(where, f"bad stance: {label[:40]!r} is not 'support' or 'counter'")
     try:
-        texts, edges = parse_graph(graph_string)
+        r = parse_row(line)
     except ValueError as exc:
         return BadRecord(where, str(exc))
     graph = str(row)
     return Fragment(
         where,
-        nodes=[Node(graph, str(i), text, i) for i, text in enumerate(texts)],
-        edges=[Edge(graph, str(s), rel, str(d), rel, j) for j, (s, rel, d) in enumerate(edges)],
-        graph=GraphRecord(graph, {"arg1": arg1, "arg2": arg2, "label": label}),
+        nodes=[Node(graph, str(i), text, i) for i, text in enumerate(r.nodes)],
+        edges=[Edge(graph, str(s), rel, str(d), rel, j) for j, (s, rel, d) in enumerate(r.edges)],
+        graph=GraphRecord(graph, {"arg1": r.arg1, "arg2": r.arg2, "label": r.label}),
         questions=[
-            QuestionRecord(graph, split, f"Argument 1: {arg1}\nArgument 2: {arg2}", [label], graph=graph, on_graph=True)
+            QuestionRecord(graph, split, question_text(r.arg1, r.arg2), [r.label], graph=graph, on_graph=True)
         ],
     )
 
 
 def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -> Iterator[Fragment | BadRecord]:
-    lines = list(_data_lines(source_files(path)))
+    lines = list(data_rows(source_files(path)))
     split_names = split_of_rows(len(lines))
     taken = 0
     for row, (where, line) in enumerate(lines):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import SHARED_DATASETS
-from gr_neo4j.loaders.explagraphs import parse_graph
+from gr_neo4j.loaders.explagraphs import parse_graph, parse_row, row_fragment
 
 from gr_neo4j.errors import GrNeo4jError
+from gr_neo4j.ingest.records import BadRecord
 from gr_neo4j.samples import explagraphs_samples, load_samples, read_explagraphs, save_samples
 from gr_neo4j.textualize import textualize
 
@@ -26,12 +27,12 @@ def test_the_real_explagraphs_file_parses_completely():
     assert {r.label for r in rows} == {"support", "counter"}
     first = rows[0]
     assert first.arg1 == "Cannabis should be legal." and first.label == "support"
-    assert first.node_texts[:2] == ["cannabis", "marijuana"] and first.edges[0] == (0, "synonym of", 1)
+    assert first.nodes[:2] == ["cannabis", "marijuana"] and first.edges[0] == (0, "synonym of", 1)
 
 
 @pytest.mark.parametrize("line, problem", [
-    ("a\tb\tsupport\n", "expected 4 tab-separated fields"),
-    ("a\tb\tmaybe\t(x; y; z)\n", "stance must be"),
+    ("a\tb\tsupport\n", "wrong column count: expected 4 tab-separated fields"),
+    ("a\tb\tmaybe\t(x; y; z)\n", "bad stance: 'maybe'"),
     ("a\tb\tsupport\t(x; y)\n", "2 ';'-separated parts, expected 3"),
 ])
 def test_bad_rows_name_the_file_and_line(tmp_path, line, problem):
@@ -39,6 +40,19 @@ def test_bad_rows_name_the_file_and_line(tmp_path, line, problem):
     path.write_text("arg1\targ2\tlabel\tgraph\nok\tfine\tcounter\t(a; b; c)\n" + line)
     with pytest.raises(GrNeo4jError, match=rf"bad.tsv:3: .*{problem}"):
         read_explagraphs(path)
+
+
+@pytest.mark.parametrize("stance, label", [("support", "support"), ("Support", "support"), ("COUNTER", "counter")])
+def test_one_parser_reads_the_stance_in_any_case_for_the_loader_and_the_samples(tmp_path, stance, label):
+    line = f"b\ta\t{stance}\t(x; causes; y)"
+    assert parse_row(line).label == label
+    fragment = row_fragment("f.tsv:1", 0, line, "train")
+    assert not isinstance(fragment, BadRecord), fragment
+    assert fragment.graph.props["label"] == label and fragment.questions[0].answers == [label]
+    path = tmp_path / "one.tsv"
+    path.write_text(line + "\n")
+    assert read_explagraphs(path)[0].label == label
+    assert isinstance(row_fragment("f.tsv:1", 0, "b\ta\tmaybe\t(x; causes; y)", "train"), BadRecord)
 
 
 class FakeDims:
