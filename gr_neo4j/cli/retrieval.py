@@ -8,13 +8,17 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ..defaults import Mode
 from .common import console, err_console, handles_errors, settings_from
+from .progress import RichProgress
 
+# The numbers restate RetrievalParams' defaults, which cannot be imported here without torch (every
+# command would pay for it); tests/test_cli_choices.py checks that they agree.
 HOPS = typer.Option(2, "--hops", help="Expansion depth around the seeds on knowledge graphs (0-3).")
 TOPK = typer.Option(3, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
 TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
 COST_E = typer.Option(0.5, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
-MODE = typer.Option(None, "--mode", help="paths | reference | triples | whole | kaping (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).")
+MODE = typer.Option(None, "--mode", help="Subgraph selection (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).")
 DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name (default: the only one loaded).")
 MAX_PATHS = typer.Option(12, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
 NODE_BUDGET = typer.Option(30, "--node-budget", help="paths mode: at most this many nodes.")
@@ -56,7 +60,7 @@ def ask(
     topk: int = TOPK,
     topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
-    mode: str | None = MODE,
+    mode: Mode | None = MODE,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
@@ -71,7 +75,7 @@ def ask(
     settings = settings_from()
     out = ask_fn(
         settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget),
-        checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer,
+        checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer, progress=RichProgress(err_console),
     )
     if as_json:
         print(json.dumps(out.to_json(), indent=2, ensure_ascii=False))
@@ -114,7 +118,7 @@ def retrieve(
     topk: int = TOPK,
     topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
-    mode: str | None = MODE,
+    mode: Mode | None = MODE,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
     limit: int | None = typer.Option(None, "--limit", help="At most this many questions."),
