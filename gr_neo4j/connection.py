@@ -92,11 +92,14 @@ class Connection:
         self.agent = agent
         self.version = parse_version(agent)
 
-    def read(self, name: str, **params: Any) -> list[neo4j.Record]:
-        """Run a named read-only statement (routed to a reader in a cluster)."""
+    def read(self, name: str, /, **params: Any) -> list[neo4j.Record]:
+        """Run a named read-only statement (routed to a reader in a cluster).
+
+        `name` is positional-only so that a statement may take a `$name` parameter.
+        """
         return self.query(statement(name), params, routing=RoutingControl.READ)
 
-    def write(self, name: str, **params: Any) -> list[neo4j.Record]:
+    def write(self, name: str, /, **params: Any) -> list[neo4j.Record]:
         return self.query(statement(name), params, routing=RoutingControl.WRITE)
 
     def query(self, cypher: str, params: dict | None = None, routing=RoutingControl.WRITE) -> list[neo4j.Record]:

@@ -1,8 +1,10 @@
 """Version parsing, the minimum server version, and bookmarks shared by sessions and execute_query."""
 
+import inspect
+
 import pytest
 
-from gr_neo4j.connection import parse_version, require_supported
+from gr_neo4j.connection import Connection, parse_version, require_supported
 from gr_neo4j.errors import ConnectionFailed
 
 
@@ -46,3 +48,9 @@ def test_sessions_share_the_execute_query_bookmarks(conn, how):
     with conn.session(read=True) as session:
         assert session.run("MATCH (p:BookmarkProbe) RETURN p.n AS n").single()["n"] == 1
     assert conn.read_tx(lambda tx: tx.run("MATCH (p:BookmarkProbe) RETURN p.n AS n").single()["n"]) == 1
+
+
+def test_a_statement_may_take_a_name_parameter():
+    # conn.write("schema_x", name=...) must reach the statement, not clash with the statement's name.
+    for method in (Connection.read, Connection.write):
+        assert inspect.signature(method).parameters["name"].kind is inspect.Parameter.POSITIONAL_ONLY
