@@ -1,9 +1,12 @@
 // Candidate subgraph of a knowledge-graph dataset for one question, in one round trip (read-only).
 // Seeds: topic entities (by uid, and the TOPIC links of $question_uid), the top-k most similar
-// entities and the ends of the top-k most similar relationships. The vector indexes cover every
-// dataset, so they are over-fetched ($fetch_nodes, $fetch_edges) and filtered to $dataset; fewer
-// than k may remain when other datasets crowd the neighbourhood of the question.
-// Expansion: up to 3 hops ($hops); each node follows at most $fanout of its relationships. Every
+// entities and the ends of the top-k most similar relationships ($entity_index, $rel_index: the
+// names in gr_neo4j/schema.py). The vector indexes cover every dataset, so they are over-fetched
+// ($fetch_nodes, $fetch_edges) and filtered to $dataset; fewer than k may remain when other
+// datasets crowd the neighbourhood of the question.
+// Expansion: up to 3 hops ($hops; the hop block is written once, between `@repeat` and `@end`,
+// and expanded when the statement is loaded: gr_neo4j/cypher_store.py); each node follows at
+// most $fanout of its relationships. Every
 // frontier node carries (origin, via_hub, relevance): origin 0 when reached from a topic entity, 1
 // from a vector hit; via_hub 1 once its walk went through a node with more than $fanout
 // relationships (a hub such as a genre or a year, whose expansion is cut anyway); relevance the sum
@@ -19,12 +22,12 @@ CALL () {
   RETURN d.kind AS kind, d.embedder AS embedder, d.dimension AS dimension
 }
 CALL () {
-  CALL db.index.vector.queryNodes('entity_text_embedding', $fetch_nodes, $q) YIELD node
+  CALL db.index.vector.queryNodes($entity_index, $fetch_nodes, $q) YIELD node
   WITH node WHERE node.dataset = $dataset AND node.graph = ''
   RETURN collect(node)[..$topk_nodes] AS vector_nodes
 }
 CALL () {
-  CALL db.index.vector.queryRelationships('rel_text_embedding', $fetch_edges, $q) YIELD relationship
+  CALL db.index.vector.queryRelationships($rel_index, $fetch_edges, $q) YIELD relationship
   WITH relationship WHERE relationship.dataset = $dataset AND relationship.graph = ''
   RETURN collect(relationship)[..$topk_edges] AS vector_rels
 }
@@ -40,10 +43,12 @@ CALL (topics, vector_nodes, vector_rels) {
   WITH DISTINCT s
   RETURN collect(s) AS seeds
 }
-WITH kind, embedder, dimension, topics, seeds, vector_rels,
+// seen: nodes so far; taken: relationships so far; front: [node, origin, via_hub, relevance] to expand.
+WITH kind, embedder, dimension, topics, seeds AS seen, vector_rels AS taken, 0 AS depth,
      [s IN seeds | [s, CASE WHEN s IN topics THEN 0 ELSE 1 END, 0, 0.0]] AS front
-CALL (front) {
-  UNWIND (CASE WHEN $hops >= 1 THEN front ELSE [] END) AS f
+// @repeat 3 (one hop; a hop past $hops expands nothing)
+CALL (front, depth) {
+  UNWIND (CASE WHEN depth < $hops THEN front ELSE [] END) AS f
   WITH f[0] AS a, f[1] AS origin, f[2] AS via, f[3] AS relevance
   WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
   WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
@@ -53,64 +58,23 @@ CALL (front) {
   LIMIT $max_edges
   RETURN collect([r, b, origin, via_hub, relevance]) AS rows
 }
-WITH kind, embedder, dimension, topics, seeds, vector_rels, seeds AS seen, vector_rels AS taken, rows
-WITH kind, embedder, dimension, topics, seeds, vector_rels, seen, taken, rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
+WITH kind, embedder, dimension, topics, seen, taken, depth,
+     rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
 CALL (rows, seen) {
   UNWIND rows AS row
   WITH row WHERE NOT row[1] IN seen
   WITH row[1] AS b, collect(row)[0] AS best
   RETURN collect([b, best[2], best[3], best[4]]) AS front
 }
-WITH kind, embedder, dimension, topics, seeds, vector_rels, [row IN rows | row[0]] AS rels1, front
-CALL (front) {
-  UNWIND (CASE WHEN $hops >= 2 THEN front ELSE [] END) AS f
-  WITH f[0] AS a, f[1] AS origin, f[2] AS via, f[3] AS relevance
-  WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
-  WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
-  ORDER BY origin, via_hub, relevance DESC, degree
-  CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
-  WITH r, b, origin, via_hub, relevance + coalesce($rel_scores[r.text], 0.0) AS relevance
-  LIMIT $max_edges
-  RETURN collect([r, b, origin, via_hub, relevance]) AS rows
-}
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, [f IN front | f[0]] AS new1, rows
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, seeds + new1 AS seen, vector_rels + rels1 AS taken, rows
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, seen, taken, rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
-CALL (rows, seen) {
-  UNWIND rows AS row
-  WITH row WHERE NOT row[1] IN seen
-  WITH row[1] AS b, collect(row)[0] AS best
-  RETURN collect([b, best[2], best[3], best[4]]) AS front
-}
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, [row IN rows | row[0]] AS rels2, front
-CALL (front) {
-  UNWIND (CASE WHEN $hops >= 3 THEN front ELSE [] END) AS f
-  WITH f[0] AS a, f[1] AS origin, f[2] AS via, f[3] AS relevance
-  WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
-  WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
-  ORDER BY origin, via_hub, relevance DESC, degree
-  CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
-  WITH r, b, origin, via_hub, relevance + coalesce($rel_scores[r.text], 0.0) AS relevance
-  LIMIT $max_edges
-  RETURN collect([r, b, origin, via_hub, relevance]) AS rows
-}
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, rels2, [f IN front | f[0]] AS new2, rows
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, rels2, new2, seeds + new1 + new2 AS seen, vector_rels + rels1 + rels2 AS taken, rows
-WITH kind, embedder, dimension, topics, seeds, vector_rels, rels1, new1, rels2, new2, seen, taken, rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
-CALL (rows, seen) {
-  UNWIND rows AS row
-  WITH row WHERE NOT row[1] IN seen
-  WITH DISTINCT row[1] AS b
-  RETURN collect(b) AS new3
-}
-WITH kind, embedder, dimension, topics, seeds + new1 + new2 + new3 AS nodes, vector_rels + rels1 + rels2 + [row IN rows | row[0]] AS all_rels
-CALL (all_rels) { UNWIND all_rels AS r WITH DISTINCT r RETURN collect(r) AS rels }
+WITH kind, embedder, dimension, topics, seen + [f IN front | f[0]] AS seen, taken + [row IN rows | row[0]] AS taken, front, depth + 1 AS depth
+// @end repeat
+CALL (taken) { UNWIND taken AS r WITH DISTINCT r RETURN collect(r) AS rels }
 RETURN kind, embedder, dimension,
        [t IN topics | elementId(t)] AS topic_ids,
-       [n IN nodes | elementId(n)] AS node_ids,
-       [n IN nodes | n.key] AS node_keys,
-       [n IN nodes | n.text] AS node_texts,
-       [n IN nodes | vector.similarity.cosine(n.embedding, $q)] AS node_sims,
+       [n IN seen | elementId(n)] AS node_ids,
+       [n IN seen | n.key] AS node_keys,
+       [n IN seen | n.text] AS node_texts,
+       [n IN seen | vector.similarity.cosine(n.embedding, $q)] AS node_sims,
        [r IN rels | elementId(r)] AS edge_ids,
        [r IN rels | elementId(startNode(r))] AS edge_heads,
        [r IN rels | elementId(endNode(r))] AS edge_tails,

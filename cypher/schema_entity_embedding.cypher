@@ -1,3 +1,3 @@
-CREATE VECTOR INDEX entity_text_embedding IF NOT EXISTS
+CREATE VECTOR INDEX $index IF NOT EXISTS
 FOR (n:Entity) ON n.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}

@@ -1,1 +1,1 @@
-CREATE FULLTEXT INDEX entity_text_fulltext IF NOT EXISTS FOR (n:Entity) ON EACH [n.text]
+CREATE FULLTEXT INDEX $index IF NOT EXISTS FOR (n:Entity) ON EACH [n.text]

@@ -1,3 +1,3 @@
-CREATE VECTOR INDEX rel_text_embedding IF NOT EXISTS
+CREATE VECTOR INDEX $index IF NOT EXISTS
 FOR ()-[r:REL]-() ON r.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}

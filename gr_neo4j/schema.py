@@ -11,17 +11,18 @@ from dataclasses import dataclass
 from .connection import Connection
 from .errors import SchemaError
 
+# Index names, here only: the statements that create and query them take them as parameters.
 ENTITY_VECTOR_INDEX = "entity_text_embedding"
 REL_VECTOR_INDEX = "rel_text_embedding"
 FULLTEXT_INDEX = "entity_text_fulltext"
 
-# Named statements in cypher/, in creation order.
+# Named statements in cypher/, in creation order; indexes by name -> the statement creating them.
 CONSTRAINTS = ["schema_entity_uid", "schema_rel_uid", "schema_question_uid", "schema_graph_uid", "schema_dataset_name", "schema_retrieval_id"]
 RANGE_INDEXES = [
     "schema_entity_dataset_graph", "schema_rel_dataset", "schema_question_dataset_split", "schema_graph_dataset",
     "schema_retrieval_dataset",
 ]
-FULLTEXT_INDEXES = ["schema_entity_text_fulltext"]
+FULLTEXT_INDEXES = {FULLTEXT_INDEX: "schema_entity_text_fulltext"}
 VECTOR_INDEXES = {ENTITY_VECTOR_INDEX: "schema_entity_embedding", REL_VECTOR_INDEX: "schema_rel_embedding"}
 
 
@@ -44,10 +45,12 @@ def init_schema(conn: Connection, dimension: int, await_s: int = 120) -> SchemaR
                 "(GR_NEO4J_EMBEDDER) or drop the data and the index first"
             )
     before = _index_names(conn)
-    for name in CONSTRAINTS + RANGE_INDEXES + FULLTEXT_INDEXES:
-        conn.write(name)
-    for name in VECTOR_INDEXES.values():
-        conn.write(name, dimension=dimension)
+    for statement in CONSTRAINTS + RANGE_INDEXES:
+        conn.write(statement)
+    for name, statement in FULLTEXT_INDEXES.items():
+        conn.write(statement, index=name)
+    for name, statement in VECTOR_INDEXES.items():
+        conn.write(statement, index=name, dimension=dimension)
     conn.write("schema_await_indexes", timeout_s=await_s)
     created = sorted(_index_names(conn) - before)
     return SchemaReport(dimension=dimension, created=created)

@@ -1,4 +1,10 @@
-"""Candidate graphs fetched from Neo4j in one read-only round trip.
+"""Stage 1 of a retrieval, the candidate graph: its types, the `CandidateSource` protocol and
+the Neo4j source, which fetches it in one read-only round trip.
+
+A backend is one class with ``fetch``, ``node_embeddings`` and ``vocab`` (:class:`CandidateSource`):
+:class:`Neo4jSource` here, :class:`~gr_neo4j.retrieval.inmemory.InMemoryKG` (the whole graph held
+in numpy, the benchmark's baseline). The retriever checks the request against the dataset before it
+asks the source and the candidates after, so a source only fetches.
 
 Knowledge graphs: the k-hop neighbourhood (capped) of the topic entities and of the entities and
 relationships most similar to the question (``cypher/retrieve_kg_candidates.cypher``). Only
@@ -10,14 +16,21 @@ Per-sample graphs: the whole graph of one sample with its embeddings (``cypher/r
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import neo4j
 import numpy as np
 
-from ..cypher_store import statement
+from ..connection import Connection
+from ..cypher_store import repeats, statement
+from ..ingest.records import entity_uid
+from ..schema import ENTITY_VECTOR_INDEX, REL_VECTOR_INDEX
 
-MAX_HOPS = 3  # the candidate statement unrolls three expansion hops
+T = TypeVar("T")
+KG_STATEMENT = "retrieve_kg_candidates"
+MAX_HOPS = repeats(KG_STATEMENT)  # the statement's hop block is written once and repeated this often
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,114 @@ class Candidates:
         return self.rel_attr[self.edge_rel]
 
 
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A loaded dataset as its ``Dataset`` node describes it."""
+
+    name: str
+    kind: str  # 'knowledge-graph' | 'per-sample'
+    embedder: str | None
+    dimension: int | None
+
+
+@dataclass(frozen=True)
+class CandidateQuery:
+    """What a source needs to build one question's candidate graph.
+
+    q: ``[D]`` unit question vector. graph: the sample of a per-sample dataset. topic_keys: topic
+    entities by key; question_uid: a stored question whose ``TOPIC`` links add topic entities.
+    """
+
+    dataset: DatasetInfo
+    q: np.ndarray
+    hops: int
+    limits: CandidateLimits
+    graph: str | None = None
+    topic_keys: Sequence[str] = ()
+    question_uid: str | None = None
+
+
+class CandidateSource(Protocol):
+    """Where candidate graphs come from (a backend). ``fetch`` is one round trip at most."""
+
+    def fetch(self, query: CandidateQuery) -> Candidates:
+        """The candidate graph of ``query``; empty (no nodes) when nothing matches."""
+        ...
+
+    def node_embeddings(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
+        """``[n, D]`` embeddings of the chosen ``nodes`` of ``c`` (called only when ``c.x`` is None)."""
+        ...
+
+    def vocab(self, dataset: str) -> RelationVocab:
+        """The relation texts of a knowledge-graph dataset and their vectors."""
+        ...
+
+
+class Neo4jSource:
+    """Candidates from Neo4j (:class:`CandidateSource`), through one reused read session.
+
+    The session takes the driver's ``execute_query`` bookmark manager, so a read here sees every
+    write made through ``execute_query`` (the loader, ``ask``'s record) even on a ``neo4j://``
+    cluster, whose read replicas may lag. It also keeps each dataset's relation vocabulary.
+    """
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+        self._session: neo4j.Session | None = None
+        self._vocab: dict[str, RelationVocab] = {}
+        self._datasets: dict[str, DatasetInfo] | None = None
+
+    @property
+    def session(self) -> neo4j.Session:
+        if self._session is None or self._session.closed():
+            driver = self.conn.driver
+            self._session = driver.session(
+                database=self.conn.database,
+                default_access_mode=neo4j.READ_ACCESS,
+                bookmark_manager=driver.execute_query_bookmark_manager,
+            )
+        return self._session
+
+    def read(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        """Run ``work(tx)`` in a read transaction of the reused session."""
+        return self.session.execute_read(work)
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+
+    def datasets(self) -> dict[str, DatasetInfo]:
+        """Every loaded dataset by name (read once)."""
+        if self._datasets is None:
+            rows = self.read(lambda tx: list(tx.run(statement("retrieval_datasets"))))
+            self._datasets = {r["name"]: DatasetInfo(r["name"], r["kind"], r["embedder"], r["dimension"]) for r in rows}
+        return self._datasets
+
+    def vocab(self, dataset: str, refresh: bool = False) -> RelationVocab:
+        if refresh or dataset not in self._vocab:
+            self._vocab[dataset] = self.read(lambda tx: load_vocab(tx, dataset))
+        return self._vocab[dataset]
+
+    def fetch(self, query: CandidateQuery) -> Candidates:
+        info = query.dataset
+        if info.kind == "per-sample":
+            return self.read(lambda tx: graph_candidates(tx, info.name, str(query.graph), query.q))
+        uids = [entity_uid(info.name, "", k) for k in query.topic_keys]
+
+        def run(vocab: RelationVocab) -> Candidates:
+            return self.read(lambda tx: kg_candidates(tx, info.name, query.q, query.hops, query.limits, vocab, uids, query.question_uid))
+
+        try:
+            return run(self.vocab(info.name))
+        except StaleVocabulary:  # relationships loaded since the vocabulary was read
+            return run(self.vocab(info.name, refresh=True))
+
+    def node_embeddings(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
+        ids = [c.node_ids[n] for n in nodes]
+        return self.read(lambda tx: node_embeddings(tx, ids, c.dimension or 0))
+
+
 def kg_candidates(
     tx: neo4j.ManagedTransaction,
     dataset: str,
@@ -142,10 +263,12 @@ def kg_candidates(
         max_nodes=limits.max_nodes,
         max_edges=limits.max_edges,
         rel_scores=vocab.scores(q),
+        entity_index=ENTITY_VECTOR_INDEX,
+        rel_index=REL_VECTOR_INDEX,
         topic_uids=list(topic_uids),
         question_uid=question_uid,
     )
-    r = tx.run(statement("retrieve_kg_candidates"), params).single(strict=True)
+    r = tx.run(statement(KG_STATEMENT), params).single(strict=True)
     node_ids = r["node_ids"]
     local = {eid: i for i, eid in enumerate(node_ids)}
     try:
