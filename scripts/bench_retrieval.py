@@ -7,7 +7,8 @@ first N questions (uid order) are retrieved twice with the default mode and the 
              node similarities); selection in-process; a small read for the chosen nodes'
              embeddings (what `gr-neo4j ask` does);
 * in-memory: the whole KG (entity embeddings, relation texts, CSR adjacency) read once into numpy;
-             the same seeds, expansion rules and caps, similarity and selection code.
+             the same seeds, expansion rules and caps; the same `Retriever.retrieve` with the
+             in-memory graph as its candidate source (so the same similarity, selection and text).
 
 Prints one JSON document: p50/p95 per stage, answer recall, subgraph size, the in-memory
 pipeline's load time and memory, the ceiling (share of questions with a gold answer within k hops
@@ -27,18 +28,14 @@ import time
 import numpy as np
 import psutil
 
+from gr_neo4j.defaults import Mode
+from gr_neo4j.metrics import percentiles
 from gr_neo4j.retrieval import RetrievalParams, Retriever
 from gr_neo4j.retrieval.batch import questions_of
 from gr_neo4j.retrieval.inmemory import InMemoryKG
-from gr_neo4j.retrieval.modes import score, select
-from gr_neo4j.retrieval.retriever import build_result
 from gr_neo4j.settings import load_settings
 
 RECALL_TARGETS = {1: 0.95, 2: 0.90, 3: 0.80}
-
-
-def pct(values) -> dict:
-    return {"p50": round(float(np.percentile(values, 50)), 2), "p95": round(float(np.percentile(values, 95)), 2)}
 
 
 def rss_mb() -> float:
@@ -66,7 +63,7 @@ def main() -> None:
     ap.add_argument("--dataset", default="metaqa")
     ap.add_argument("--per-hop", type=int, default=300)
     ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument("--mode", default=None, help="selection mode (default: the dataset's default)")
+    ap.add_argument("--mode", default=None, choices=list(Mode), help="selection mode (default: the dataset's default)")
     ap.add_argument("--out", default=None, help="also write the JSON here")
     args = ap.parse_args()
     hops_list = [int(h) for h in args.hops.split(",")]
@@ -91,7 +88,7 @@ def main() -> None:
                     values.append(getattr(res.timings, f"{k}_ms"))
                 hits += bool(set(q.answer_keys) & {n.key for n in res.nodes})
                 nodes.append(len(res.nodes))
-            neo[h] = {"mode": res.mode, **{f"{k}_ms": pct(v) for k, v in t.items()}, "answer_recall": round(hits / len(qs), 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
+            neo[h] = {"mode": str(res.mode), **{f"{k}_ms": percentiles(v) for k, v in t.items()}, "answer_recall": round(hits / len(qs), 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
         neo_rss = rss_mb()
 
         gc.collect()
@@ -102,30 +99,25 @@ def main() -> None:
                "entities": len(kg.keys), "relationships": len(kg.heads)}
         index = {k: i for i, k in enumerate(kg.keys)}
 
+        # The same pipeline with the whole graph in memory as its candidate source; topic entities
+        # are given by key (the in-memory graph holds no questions), the path-text cache is shared.
+        mem_r = Retriever(settings, conn=r.conn, embedder=r.embedder, source=kg)
+        mem_r.paths = r.paths
         for h, qs in questions.items():
-            params = RetrievalParams(mode=args.mode, hops=h).resolved(info.name, info.kind)
+            params = RetrievalParams(mode=args.mode, hops=h)
             t = {"embed": [], "expand": [], "pcst": [], "total": []}
             hits, nodes, ceiling = 0, [], 0
             for q in qs:
-                t0 = time.perf_counter()
-                vec = r.embed([q.text])[0]
-                t1 = time.perf_counter()
-                c = kg.candidates(vec, h, params.limits, q.topic_keys)
-                t2 = time.perf_counter()
-                s = score(c, vec)
-                sel_nodes, sel_edges = select(params.mode, c, s, params, r.paths)
-                t3 = time.perf_counter()
-                res = build_result(q.text, info.name, None, params, c, s, sel_nodes, sel_edges, c.x[sel_nodes])
-                t4 = time.perf_counter()
-                for k, v in zip(t, (t1 - t0, t2 - t1, t3 - t2, t4 - t0)):
-                    t[k].append(1000 * v)
+                res = mem_r.retrieve(q.text, info.name, entities=q.topic_keys, params=params)
+                for k, field in zip(t, ("embed_ms", "cypher_ms", "pcst_ms", "total_ms")):
+                    t[k].append(getattr(res.timings, field))
                 gold = set(q.answer_keys)
                 hits += bool(gold & {n.key for n in res.nodes})
                 nodes.append(len(res.nodes))
                 reach = within_hops(kg, [index[k] for k in q.topic_keys if k in index], h)
                 ceiling += bool({index[a] for a in gold if a in index} & reach)
             n = len(qs)
-            inmem = {**{f"{k}_ms": pct(v) for k, v in t.items()}, "answer_recall": round(hits / n, 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
+            inmem = {**{f"{k}_ms": percentiles(v) for k, v in t.items()}, "answer_recall": round(hits / n, 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
             ratio = neo[h]["total_ms"]["p50"] / inmem["total_ms"]["p50"]
             out["hops"][str(h)] = {
                 "questions": n,
@@ -140,6 +132,7 @@ def main() -> None:
                     "under_40_nodes": neo[h]["mean_nodes"] < 40,
                 },
             }
+        mem_r.close()  # its own read session only: the connection is r's
         out["in_memory"] = mem
         out["neo4j_client_rss_mb"] = round(neo_rss, 1)
         out["neo4j_client_rss_growth_mb"] = round(neo_rss - rss_before, 1)

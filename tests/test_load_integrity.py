@@ -12,7 +12,6 @@ from test_load_support import counts, tiny_embedder
 
 from gr_neo4j.ingest import BadInput, MissingInput, load_dataset
 from gr_neo4j.ingest.records import MAX_KEY_BYTES, MAX_TEXT_BYTES, entity_uid, make_uid
-from gr_neo4j.retrieval.retriever import kg_entity_uid
 
 THREE_ROWS = (FIXTURES / "explagraphs" / "three_rows.tsv").read_text(encoding="utf-8").splitlines()
 
@@ -40,7 +39,7 @@ def test_triples_differing_only_in_where_the_bar_is_are_two_relationships(server
     assert (report.input_relationships, report.written_relationships, report.skipped) == (2, 2, 0)
     assert counts(conn, "triples")["rels"] == 2
     uid = conn.query("MATCH (n:Entity {dataset: 'triples', key: 'a|b'}) RETURN n.uid AS uid")[0]["uid"]
-    assert uid == entity_uid("triples", "", "a|b") == kg_entity_uid("triples", "a|b") == "triples||a\\|b"
+    assert uid == entity_uid("triples", "", "a|b") == "triples||a\\|b"
 
 
 # --- reading input exactly ----------------------------------------------------------------------

@@ -198,3 +198,46 @@ def test_in_memory_baseline_builds_the_same_candidates(kg, hops, topics, limits)
     assert set(ours.node_keys) == set(theirs.node_keys)
     assert triples(ours) == triples(theirs)
     assert [ours.node_keys[i] for i in ours.topic] == [theirs.node_keys[i] for i in theirs.topic]
+
+
+def test_retriever_reads_after_execute_query_writes(kg, server):
+    # The Retriever's read session takes the driver's execute_query bookmark manager, so its reads
+    # wait for the writes made through execute_query (on a neo4j:// cluster a follower may lag).
+    # Shown by what the server is sent: a bookmark it cannot parse, put into that manager, makes the
+    # Retriever's read fail, while a session without the manager reads fine.
+    from neo4j.exceptions import Neo4jError
+
+    from gr_neo4j.connection import connect
+
+    with connect(server) as fresh, Retriever(server, conn=fresh) as r:
+        fresh.query("CREATE (:Written {n: 1})")  # through execute_query: the manager holds its bookmark
+        manager = fresh.driver.execute_query_bookmark_manager
+        assert manager.get_bookmarks()
+        assert r.read(lambda tx: tx.run("MATCH (w:Written) RETURN count(w) AS n").single()["n"]) == 1
+        r.close()  # a new session next: it takes the manager's bookmarks when it begins
+        manager.update_bookmarks((), ["not-a-bookmark"])
+        with pytest.raises(Neo4jError, match="(?i)bookmark"):
+            r.read(lambda tx: tx.run("RETURN 1 AS one").single())
+        with fresh.driver.session(database=fresh.database) as plain:
+            assert plain.execute_read(lambda tx: tx.run("RETURN 1 AS one").single()["one"]) == 1
+    kg.query("MATCH (w:Written) DELETE w")
+
+
+@pytest.mark.parametrize("mode", ["whole", "reference", "triples", "kaping"])
+def test_in_memory_source_through_the_same_retriever(kg, server, mode):
+    # One pipeline, two backends: the same question through Retriever.retrieve with Neo4j and with
+    # the in-memory graph as the candidate source gives the same subgraph.
+    from gr_neo4j.retrieval import RetrievalParams
+    from gr_neo4j.retrieval.inmemory import InMemoryKG
+
+    params = RetrievalParams(mode=mode, hops=2, topk=1, topk_e=1)
+    with Retriever(server, conn=kg) as neo:
+        ours = neo.retrieve("q", "kg", entities=["t"], params=params, q=Q)
+        with Retriever(server, conn=kg, embedder=neo.embedder, source=InMemoryKG.from_neo4j(kg, "kg")) as mem:
+            theirs = mem.retrieve("q", "kg", entities=["t"], params=params, q=Q)
+    assert ours.mode == theirs.mode == mode
+    assert {n.key for n in ours.nodes} == {n.key for n in theirs.nodes}
+    assert {(ours.nodes[e.src].key, e.text, ours.nodes[e.dst].key) for e in ours.edges} == {
+        (theirs.nodes[e.src].key, e.text, theirs.nodes[e.dst].key) for e in theirs.edges
+    }
+    assert ours.data.x.shape == theirs.data.x.shape == (len(ours.nodes), DIM)

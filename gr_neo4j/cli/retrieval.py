@@ -126,7 +126,7 @@ def retrieve(
     """Retrieve the subgraph of every question of a split and write the training samples."""
     from ..retrieval.batch import retrieve_split
 
-    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget), limit=limit, console=err_console)
+    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget), limit=limit, progress=RichProgress(err_console))
     console.print(
         f"Wrote {report.samples} samples to {report.path} in {report.seconds:.1f} s "
         f"(mean {report.mean_nodes:.1f} nodes, {report.mean_edges:.1f} edges; answer in subgraph: {report.answer_recall:.3f})"
@@ -144,14 +144,19 @@ def eval_retrieval(
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
 ) -> None:
     """Answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side."""
-    from ..retrieval.evaluate import evaluate_retrieval, report_table
+    from ..retrieval.evaluate import REPORT_COLUMNS, evaluate_retrieval, report_rows
 
     try:
         hop_list = [int(h) for h in hops.split(",") if h.strip()]
     except ValueError:
         raise typer.BadParameter(f"--hops must be comma-separated integers, got {hops!r}") from None
-    report = evaluate_retrieval(settings_from(), dataset, hop_list, limit, split, topk=topk, topk_e=topk_e, cost_e=cost_e, console=err_console)
-    console.print(report_table(report))
+    report = evaluate_retrieval(settings_from(), dataset, hop_list, limit, split, topk=topk, topk_e=topk_e, cost_e=cost_e, progress=RichProgress(err_console))
+    table = Table(title=f"Retrieval on {report['dataset']} (embedder {report['embedder']})", title_justify="left")
+    for col in REPORT_COLUMNS:
+        table.add_column(col, justify="left" if col == "mode" else "right")
+    for row in report_rows(report):
+        table.add_row(*row)
+    console.print(table)
     if json_out:
         json_out.write_text(json.dumps(report, indent=2))
         console.print(f"[dim]figures written to {json_out}[/]")

@@ -10,10 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
 from ..errors import quoted
+from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .retriever import RetrievalError, RetrievalParams, Retriever
 
@@ -45,10 +43,6 @@ def questions_of(retriever: Retriever, dataset: str, split: str | None = None, h
     return [Question(r["uid"], r["text"], list(r["answers"] or []), list(r["answer_keys"] or []), r["graph"], list(r["topic_keys"] or [])) for r in rows]
 
 
-def progress_bar(console: Console | None) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, transient=False)
-
-
 def retrieve_split(
     settings: Settings,
     dataset: str,
@@ -56,9 +50,10 @@ def retrieve_split(
     out: str | Path,
     params: RetrievalParams = RetrievalParams(),
     limit: int | None = None,
-    console: Console | None = None,
+    progress: Progress | None = None,
 ) -> BatchReport:
-    """Retrieve for every Question of ``dataset``/``split`` and save ``SubgraphSample``s to ``out``."""
+    """Retrieve for every Question of ``dataset``/``split`` and save ``SubgraphSample``s to ``out``;
+    the questions are reported through ``progress`` as one phase."""
     from ..samples import SubgraphSample, save_samples
 
     if Path(out).is_dir():  # found before the retrieval, not after it
@@ -71,8 +66,7 @@ def retrieve_split(
         if not questions:
             raise RetrievalError(f"dataset '{dataset}' has no questions in split '{split}'")
         samples, hits, nodes, edges = [], 0, 0, 0
-        with progress_bar(console) as bar:
-            task = bar.add_task(f"retrieving {dataset}/{split}", total=len(questions))
+        with (progress or NO_PROGRESS).phase(f"retrieving {dataset}/{split}", total=len(questions), unit="questions") as advance:
             for start in range(0, len(questions), EMBED_BATCH):
                 chunk = questions[start : start + EMBED_BATCH]
                 vectors = r.embed([q.text for q in chunk])
@@ -93,7 +87,7 @@ def retrieve_split(
                             node_texts=[n.text for n in res.nodes],
                         )
                     )
-                    bar.advance(task)
+                    advance(1)
     path = save_samples(out, samples)
     n = len(samples)
     return BatchReport(path, n, time.perf_counter() - began, nodes / n, edges / n, hits / n)

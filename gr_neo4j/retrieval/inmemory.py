@@ -1,6 +1,7 @@
 """The whole knowledge graph held in Python: the baseline the Neo4j pipeline is measured against.
 
-`InMemoryKG` keeps every entity embedding ``[N, D]``, the relation-text embeddings (one row per
+`InMemoryKG` is a :class:`~gr_neo4j.retrieval.candidates.CandidateSource`: give it to
+``Retriever(settings, source=kg)`` and the same pipeline (selection, text, Data) runs on it. It keeps every entity embedding ``[N, D]``, the relation-text embeddings (one row per
 distinct text) and a CSR adjacency, and builds the same candidate graph as
 ``cypher/retrieve_kg_candidates.cypher``: exact top-k entities and relationships, then up to
 ``hops`` hops from the seeds, at most ``fanout`` relationships per node, rows kept in the same
@@ -15,16 +16,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .candidates import CandidateLimits, Candidates, RelationVocab
+from ..ingest.records import entity_uid
+from .candidates import CandidateLimits, CandidateQuery, Candidates, RelationVocab
 
 DUMP_PAGE = 20000
 
 
 def _paged(conn, name: str, dataset: str):
     """Every row of a dump statement, read in pages of DUMP_PAGE ordered by uid (keyset paging:
-    each page starts after the last uid of the one before)."""
-    last = ""
-    while rows := conn.read(name, dataset=dataset, after=last, page=DUMP_PAGE):
+    each page starts after the last uid of the one before). The knowledge graph's uids start with
+    the loader's escaped ``dataset||`` (a dataset name may hold ``|``)."""
+    last, prefix = "", entity_uid(dataset, "", "")
+    while rows := conn.read(name, prefix=prefix, after=last, page=DUMP_PAGE):
         yield from rows
         last = rows[-1]["uid"]
 
@@ -81,8 +84,22 @@ class InMemoryKG:
     def degree(self, n: int) -> int:
         return int(self.indptr[n + 1] - self.indptr[n])
 
-    def vocab(self) -> RelationVocab:
+    def vocab(self, dataset: str | None = None) -> RelationVocab:
+        """The relation texts and their vectors (one dataset is held: ``dataset`` is not used)."""
         return RelationVocab.of(self.rel_texts, self.rel_x)
+
+    # -- CandidateSource ----------------------------------------------------------------------------
+    def fetch(self, query: CandidateQuery) -> Candidates:
+        """The candidate graph of ``query`` (topic entities by key: stored questions are not held
+        here, so ``question_uid`` is refused rather than ignored)."""
+        if query.question_uid is not None:
+            raise ValueError("the in-memory graph holds no questions: pass the topic entities by key")
+        if query.dataset.kind != "knowledge-graph":
+            raise ValueError(f"the in-memory graph holds a knowledge graph, not {query.dataset.kind} dataset {query.dataset.name!r}")
+        return self.candidates(query.q, query.hops, query.limits, query.topic_keys)
+
+    def node_embeddings(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
+        return c.x[nodes]
 
     def candidates(self, q: np.ndarray, hops: int, limits: CandidateLimits, topic_keys=()) -> Candidates:
         """The candidate graph of question vector ``q`` ``[D]`` (see the module doc)."""

@@ -1,4 +1,4 @@
-"""How a subgraph is chosen from the candidates: the selection modes.
+"""How a subgraph is chosen from the candidates: one small selector class per :class:`Mode`.
 
 ``paths``      the default on knowledge graphs: the ends of the relation paths from the topic
                entities whose text reads most like the question, under a node budget (see
@@ -13,19 +13,27 @@
                the edges next to what the question names.
 ``whole``      no selection: the whole candidate graph (ExplaGraphs; the "k-hop" baseline).
 ``kaping``     the top-k triples by the same triple score, no PCST (KAPING-style baseline).
+
+A new mode is a member of :class:`gr_neo4j.defaults.Mode` plus one class here decorated with
+``@register``; nothing else dispatches on the mode.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from ..defaults import Mode
 from .candidates import Candidates
 from .paths import PathScorer, select_paths
 from .pcst import retrieval_pcst
 
-MODES = ("paths", "reference", "triples", "whole", "kaping")
+if TYPE_CHECKING:  # only for annotations: retriever.py imports this module
+    from .retriever import RetrievalParams
+
+KAPING_K = 10  # triples kept by the kaping baseline
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,19 @@ class Scored:
     triple: np.ndarray
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a selector chose, as indices into the candidate graph.
+
+    nodes: ``[n]`` int64, sorted ascending; edges: ``[m]`` int64, in the order the description
+    lists them. edge_scores: ``[E]`` the score shown for every candidate edge (relation or triple).
+    """
+
+    nodes: np.ndarray
+    edges: np.ndarray
+    edge_scores: np.ndarray
+
+
 def score(c: Candidates, q: np.ndarray) -> Scored:
     """Cosine similarities; every embedding is unit length, so a dot product suffices. Edge scores
     are computed once per distinct relation text."""
@@ -47,30 +68,95 @@ def score(c: Candidates, q: np.ndarray) -> Scored:
     return Scored(np.asarray(q, dtype=np.float32), node, edge.astype(np.float32), triple.astype(np.float32))
 
 
-def select(mode: str, c: Candidates, s: Scored, params, scorer: PathScorer | None = None, kaping_k: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Chosen (node indices sorted ascending, edge indices) of the candidate graph.
+class Selector:
+    """Chooses a subgraph of the candidates. Subclasses set ``mode`` and implement ``choose``;
+    ``uses_triples`` says the edges are scored (and shown) as whole triples."""
 
-    ``params``: a resolved :class:`~gr_neo4j.retrieval.RetrievalParams` (topk, topk_e, cost_e,
-    hops, max_paths, node_budget); ``scorer`` embeds relation paths (``paths`` mode only).
-    """
-    topk, topk_e, cost_e = params.topk, params.topk_e, params.cost_e
-    if mode == "paths":
+    mode: ClassVar[Mode]
+    uses_triples: ClassVar[bool] = False
+
+    def choose(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None) -> tuple[np.ndarray, np.ndarray]:
+        """(node indices sorted ascending ``[n]``, edge indices ``[m]``)."""
+        raise NotImplementedError
+
+    def __call__(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None = None) -> Selection:
+        nodes, edges = self.choose(c, s, params, scorer)
+        return Selection(np.asarray(nodes, dtype=np.int64), np.asarray(edges, dtype=np.int64), s.triple if self.uses_triples else s.edge)
+
+
+SELECTORS: dict[Mode, Selector] = {}
+
+
+def register(cls: type[Selector]) -> type[Selector]:
+    """Class decorator: make ``cls`` the selector of ``cls.mode``."""
+    SELECTORS[cls.mode] = cls()
+    return cls
+
+
+def selector(mode: Mode | str) -> Selector:
+    """The selector of ``mode``; ValueError names the modes when there is none."""
+    try:
+        return SELECTORS[Mode(mode)]
+    except (ValueError, KeyError):
+        raise ValueError(f"unknown retrieval mode {str(mode)!r} (one of {', '.join(SELECTORS)})") from None
+
+
+@register
+class Paths(Selector):
+    mode = Mode.PATHS
+
+    def choose(self, c, s, params, scorer):
         if scorer is None:
             raise ValueError("the paths mode needs a PathScorer")
-        roots = c.topic if len(c.topic) else np.argsort(-s.node, kind="stable")[: max(topk, 1)]
+        roots = c.topic if len(c.topic) else np.argsort(-s.node, kind="stable")[: max(params.topk, 1)]
         return select_paths(c, s.node, s.q, scorer, params.hops, roots, params.max_paths, params.node_budget)
-    if mode == "reference":
-        sel = retrieval_pcst(s.node, c.edge_index, s.edge, topk=topk, topk_e=topk_e, cost_e=cost_e)
+
+
+@register
+class Reference(Selector):
+    mode = Mode.REFERENCE
+
+    def choose(self, c, s, params, scorer):
+        sel = retrieval_pcst(s.node, c.edge_index, s.edge, topk=params.topk, topk_e=params.topk_e, cost_e=params.cost_e)
         return sel.nodes, sel.edges
-    if mode == "triples":
+
+
+@register
+class Triples(Selector):
+    mode = Mode.TRIPLES
+    uses_triples = True
+
+    def choose(self, c, s, params, scorer):
         extra = np.zeros(c.num_nodes, dtype=np.float32)
-        extra[c.topic] = max(topk, 1)
-        sel = retrieval_pcst(s.node, c.edge_index, s.triple, topk=topk, topk_e=topk_e, cost_e=cost_e, extra_node_prizes=extra)
+        extra[c.topic] = max(params.topk, 1)
+        sel = retrieval_pcst(s.node, c.edge_index, s.triple, topk=params.topk, topk_e=params.topk_e, cost_e=params.cost_e, extra_node_prizes=extra)
         return sel.nodes, sel.edges
-    if mode == "whole":
+
+
+@register
+class Whole(Selector):
+    mode = Mode.WHOLE
+
+    def choose(self, c, s, params, scorer):
         return np.arange(c.num_nodes), np.arange(c.num_edges)
-    if mode == "kaping":
-        edges = np.argsort(-s.triple, kind="stable")[:kaping_k]
+
+
+@register
+class Kaping(Selector):
+    mode = Mode.KAPING
+    uses_triples = True
+
+    def choose(self, c, s, params, scorer):
+        edges = np.argsort(-s.triple, kind="stable")[:KAPING_K]
         nodes = np.unique(np.concatenate([c.topic, c.edge_index[0, edges], c.edge_index[1, edges]]))
-        return nodes.astype(np.int64), edges.astype(np.int64)
-    raise ValueError(f"unknown retrieval mode {mode!r} (one of {', '.join(MODES)})")
+        return nodes, edges
+
+
+MODES = tuple(SELECTORS)  # every registered mode, in registration order
+assert set(MODES) == set(Mode), "every Mode needs a registered selector"
+
+
+def select(mode: Mode | str, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Chosen (node indices sorted ascending, edge indices) of the candidate graph under ``mode``."""
+    sel = selector(mode)(c, s, params, scorer)
+    return sel.nodes, sel.edges

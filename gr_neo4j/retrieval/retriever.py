@@ -1,10 +1,19 @@
-"""`retrieve()`: a question in, a small connected subgraph out (text + Data), nothing written.
+"""The retrieval pipeline, written once: ``Retriever.retrieve`` is what ``ask``, ``retrieve``,
+``eval-retrieval`` and ``scripts/bench_retrieval.py`` call. Nothing is written.
 
-Flow: embed the question; one read round trip fetches the candidate graph (on a knowledge graph
-the k-hop neighbourhood as texts, ids and node similarities, the relation vectors being held by the
-client; the whole sample graph with its embeddings otherwise); the selection runs in-process; a
-second, small read fetches the embeddings of the chosen nodes; the subgraph is textualized and
-turned into a PyG ``Data``.
+Stages of one question:
+
+1. **embed** the question: ``[D]`` unit vector (the dataset's embedder);
+2. **fetch** the candidate graph from a :class:`~.candidates.CandidateSource` (Neo4j: one read
+   round trip, :class:`~.candidates.Neo4jSource`; or the whole graph in memory) and **score** it
+   (:func:`~.modes.score`): :meth:`Retriever.fetch` -> :class:`Fetched`;
+3. **select** with the selector registered for the :class:`~gr_neo4j.defaults.Mode`
+   (:mod:`.modes`);
+4. **build** the result: the chosen nodes' embeddings (a second small read when the candidates
+   came without them), G-Retriever's text and the PyG ``Data``: :meth:`Retriever.choose`.
+
+``fetch`` once and ``choose`` per mode is how ``eval-retrieval`` compares modes on the same
+candidates.
 """
 
 from __future__ import annotations
@@ -19,24 +28,22 @@ import numpy as np
 import torch
 
 from ..connection import Connection, connect
-from ..cypher_store import statement
+from ..defaults import Mode
 from ..embedder import Embedder, load_embedder
 from ..errors import GrNeo4jError
-from ..ingest.records import entity_uid
 from ..settings import Settings
 from ..textualize import textualize, to_data
 from .candidates import (
     MAX_HOPS,
     CandidateLimits,
+    CandidateQuery,
     Candidates,
+    CandidateSource,
+    DatasetInfo,
+    Neo4jSource,
     RelationVocab,
-    StaleVocabulary,
-    graph_candidates,
-    kg_candidates,
-    load_vocab,
-    node_embeddings,
 )
-from .modes import MODES, Scored, score, select
+from .modes import Scored, Selection, score, selector
 from .paths import PathScorer
 from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 
@@ -60,7 +67,7 @@ class RetrievalParams:
         most similar to the question, at most ``node_budget`` nodes in all.
     """
 
-    mode: str | None = None
+    mode: Mode | None = None
     hops: int = 2
     topk: int = 3
     topk_e: int | None = None
@@ -69,10 +76,17 @@ class RetrievalParams:
     node_budget: int = 30
     limits: CandidateLimits = CandidateLimits()
 
+    def __post_init__(self) -> None:
+        # Plain strings are accepted (``mode="paths"``) and become the enum member here.
+        if self.mode is not None and not isinstance(self.mode, Mode):
+            try:
+                object.__setattr__(self, "mode", Mode(self.mode))
+            except ValueError:
+                raise RetrievalError(f"unknown retrieval mode {self.mode!r} (one of {', '.join(Mode)})") from None
+
     def resolved(self, dataset: str, kind: str) -> RetrievalParams:
-        mode = self.mode or ("paths" if kind == "knowledge-graph" else "whole" if dataset in WHOLE_GRAPH_DATASETS else "reference")
-        if mode not in MODES:
-            raise RetrievalError(f"unknown retrieval mode '{mode}' (one of {', '.join(MODES)})")
+        """These parameters with every None replaced by the dataset's default, checked."""
+        mode = self.mode or default_mode(dataset, kind)
         if not 0 <= self.hops <= MAX_HOPS:
             raise RetrievalError(f"--hops must be between 0 and {MAX_HOPS}, got {self.hops}")
         if self.topk < 0 or (self.topk_e is not None and self.topk_e < 0) or self.cost_e < 0:
@@ -87,48 +101,66 @@ class RetrievalParams:
         return asdict(self)
 
 
+def default_mode(dataset: str, kind: str) -> Mode:
+    """``paths`` on knowledge graphs, ``whole`` on ExplaGraphs (as the paper), ``reference`` otherwise."""
+    if kind == "knowledge-graph":
+        return Mode.PATHS
+    return Mode.WHOLE if dataset in WHOLE_GRAPH_DATASETS else Mode.REFERENCE
+
+
 @dataclass(frozen=True)
-class DatasetInfo:
-    name: str
-    kind: str
-    embedder: str | None
-    dimension: int | None
+class Fetched:
+    """Stages 1-2 of one question: its vector, the candidate graph and its scores.
 
+    ``params`` are resolved (no None); ``*_ms`` the time each stage took.
+    """
 
-def kg_entity_uid(dataset: str, key: str) -> str:
-    """The uid of a knowledge-graph entity (graph "" in the data model), escaped as the loader's."""
-    return entity_uid(dataset, "", key)
+    question: str
+    dataset: DatasetInfo
+    graph: str | None
+    params: RetrievalParams
+    candidates: Candidates
+    scored: Scored
+    embed_ms: float
+    fetch_ms: float
+    score_ms: float
 
 
 class Retriever:
-    """Retrieval with one connection, one read session and one embedder, reused across questions;
-    it also keeps each dataset's relation vocabulary and the embeddings of relation-path texts."""
+    """The pipeline with one connection, one embedder and one candidate source, reused across
+    questions; it also keeps the embeddings of relation-path texts.
 
-    def __init__(self, settings: Settings, conn: Connection | None = None, embedder: Embedder | None = None):
+    ``source``: where candidates come from (default: Neo4j through this retriever's read session).
+    Datasets and questions are always read from Neo4j.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        conn: Connection | None = None,
+        embedder: Embedder | None = None,
+        source: CandidateSource | None = None,
+    ):
         self.settings = settings
         self._own_conn = conn is None
         self.conn = conn or connect(settings)
         self.embedder = embedder or load_embedder(settings)
-        self._session: neo4j.Session | None = None
-        self._datasets: dict[str, DatasetInfo] | None = None
-        self._vocab: dict[str, RelationVocab] = {}
+        self.neo4j = Neo4jSource(self.conn)
+        self.source: CandidateSource = source or self.neo4j
         self.paths = PathScorer(self.embed)
 
     # -- plumbing -------------------------------------------------------------------------------
     @property
     def session(self) -> neo4j.Session:
-        if self._session is None or self._session.closed():
-            self._session = self.conn.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS)
-        return self._session
+        """The reused read session (it shares the driver's ``execute_query`` bookmarks)."""
+        return self.neo4j.session
 
     def read(self, work):
         """Run ``work(tx)`` in a read transaction of the reused session."""
-        return self.session.execute_read(work)
+        return self.neo4j.read(work)
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        self.neo4j.close()
         if self._own_conn:
             self.conn.close()
 
@@ -139,10 +171,7 @@ class Retriever:
         self.close()
 
     def datasets(self) -> dict[str, DatasetInfo]:
-        if self._datasets is None:
-            rows = self.read(lambda tx: list(tx.run(statement("retrieval_datasets"))))
-            self._datasets = {r["name"]: DatasetInfo(r["name"], r["kind"], r["embedder"], r["dimension"]) for r in rows}
-        return self._datasets
+        return self.neo4j.datasets()
 
     def dataset(self, name: str | None) -> DatasetInfo:
         """The named dataset, or the only one loaded; checks it was embedded by our embedder."""
@@ -163,11 +192,9 @@ class Retriever:
             )
         return info
 
-    def vocab(self, dataset: str, refresh: bool = False) -> RelationVocab:
-        """The relation texts of a knowledge-graph dataset and their vectors, read once."""
-        if refresh or dataset not in self._vocab:
-            self._vocab[dataset] = self.read(lambda tx: load_vocab(tx, dataset))
-        return self._vocab[dataset]
+    def vocab(self, dataset: str) -> RelationVocab:
+        """The relation texts of a knowledge-graph dataset and their vectors (from the source)."""
+        return self.source.vocab(dataset)
 
     def warm(self, dataset: str | None = None, hops: int = 0, max_path_texts: int = 2000) -> None:
         """Load what the first questions would otherwise pay for: the model, the session, the
@@ -184,51 +211,75 @@ class Retriever:
                 layer = [f"{p} {t}".strip() for p in layer for t in texts]
                 self.paths.vectors(layer)
 
-    # -- retrieval ------------------------------------------------------------------------------
     def embed(self, questions: Sequence[str]) -> np.ndarray:
         """``[Q]`` questions -> ``[Q, D]`` unit vectors."""
         return self.embedder.encode(list(questions))
 
-    def node_x(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
-        """``[n, D]`` embeddings of the chosen nodes (fetched when the candidates came without them)."""
-        if c.x is not None:
-            return c.x[nodes]
-        ids = [c.node_ids[n] for n in nodes]
-        return self.read(lambda tx: node_embeddings(tx, ids, self.embedder.dimension))
-
-    def candidates(
+    # -- the stages -----------------------------------------------------------------------------
+    def fetch(
         self,
-        info: DatasetInfo,
-        q: np.ndarray,
-        params: RetrievalParams,
+        question: str,
+        dataset: str | None = None,
         graph: str | None = None,
         entities: Sequence[str] = (),
+        params: RetrievalParams = RetrievalParams(),
         question_uid: str | None = None,
-    ) -> Candidates:
-        """The candidate graph (one read transaction); errors name what is unknown."""
-        if info.kind == "per-sample":
-            if graph is None:
-                raise RetrievalError(f"dataset '{info.name}' holds one graph per sample: choose one with --graph ID")
-            c = self.read(lambda tx: graph_candidates(tx, info.name, str(graph), q))
-            if c.num_nodes == 0:
-                raise RetrievalError(f"no graph '{graph}' in dataset '{info.name}'")
-            return c
-        if graph is not None:
+        q: np.ndarray | None = None,
+    ) -> Fetched:
+        """Stages 1-2: embed ``question`` (unless ``q`` ``[D]`` is given), fetch its candidate graph
+        (one round trip), score it. Errors name what is unknown."""
+        if not question or not question.strip():
+            raise RetrievalError("the question is empty")
+        info = self.dataset(dataset)
+        params = params.resolved(info.name, info.kind)
+        if info.kind == "per-sample" and graph is None:
+            raise RetrievalError(f"dataset '{info.name}' holds one graph per sample: choose one with --graph ID")
+        if info.kind != "per-sample" and graph is not None:
             raise RetrievalError(f"dataset '{info.name}' is one knowledge graph: --graph does not apply (use --entity)")
-        uids = [kg_entity_uid(info.name, e) for e in entities]
-        try:
-            vocab = self.vocab(info.name)
-            c = self.read(lambda tx: kg_candidates(tx, info.name, q, params.hops, params.limits, vocab, uids, question_uid))
-        except StaleVocabulary:  # relationships loaded since the vocabulary was read
-            vocab = self.vocab(info.name, refresh=True)
-            c = self.read(lambda tx: kg_candidates(tx, info.name, q, params.hops, params.limits, vocab, uids, question_uid))
+        began = time.perf_counter()
+        if q is None:
+            q = self.embed([question])[0]
+        embedded = time.perf_counter()
+        query = CandidateQuery(info, q, params.hops, params.limits, graph, tuple(entities), question_uid)
+        c = self.source.fetch(query)
+        fetched = time.perf_counter()
+        if info.kind == "per-sample" and c.num_nodes == 0:
+            raise RetrievalError(f"no graph '{graph}' in dataset '{info.name}'")
         found = {c.node_keys[i] for i in c.topic}
         unknown = [e for e in entities if e not in found]
         if unknown:
             raise RetrievalError(f"unknown entit{'y' if len(unknown) == 1 else 'ies'} in dataset '{info.name}': " + ", ".join(repr(u) for u in unknown))
         if c.num_nodes == 0:
             raise RetrievalError(f"no candidates for this question in dataset '{info.name}' (is its vector index online?)")
-        return c
+        s = score(c, q)
+        scored = time.perf_counter()
+        ms = 1000.0
+        return Fetched(question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched))
+
+    def choose(self, f: Fetched, mode: Mode | str | None = None, data: bool = True) -> RetrievalResult:
+        """Stages 3-4: select under ``mode`` (default: ``f.params.mode``) and build the result.
+        ``data=False`` skips the node embeddings (and so the ``Data``): figures only."""
+        params = f.params if mode is None else replace(f.params, mode=Mode(mode))
+        began = time.perf_counter()
+        sel = selector(params.mode)(f.candidates, f.scored, params, self.paths)
+        chosen = time.perf_counter()
+        c = f.candidates
+        x = None
+        if c.x is not None:
+            x = c.x[sel.nodes]
+        elif data:
+            x = self.source.node_embeddings(c, sel.nodes) if len(sel.nodes) else np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        fetched_x = time.perf_counter()
+        result = build_result(f.question, f.dataset.name, f.graph, params, c, sel, x)
+        done = time.perf_counter()
+        ms = 1000.0
+        timings = Timings(
+            embed_ms=f.embed_ms,
+            cypher_ms=f.fetch_ms + ms * (fetched_x - chosen),
+            pcst_ms=f.score_ms + ms * (chosen - began),
+            total_ms=f.embed_ms + f.fetch_ms + f.score_ms + ms * (done - began),
+        )
+        return replace(result, timings=timings)
 
     def retrieve(
         self,
@@ -240,31 +291,8 @@ class Retriever:
         question_uid: str | None = None,
         q: np.ndarray | None = None,
     ) -> RetrievalResult:
-        """Retrieve the subgraph for ``question``; ``q`` (``[D]``) skips embedding when given."""
-        if not question or not question.strip():
-            raise RetrievalError("the question is empty")
-        began = time.perf_counter()
-        info = self.dataset(dataset)
-        params = params.resolved(info.name, info.kind)
-        if q is None:
-            q = self.embed([question])[0]
-        embedded = time.perf_counter()
-        c = self.candidates(info, q, params, graph, entities, question_uid)
-        fetched = time.perf_counter()
-        s = score(c, q)
-        nodes, edges = select(params.mode, c, s, params, self.paths)
-        chosen = time.perf_counter()
-        x = self.node_x(c, nodes)
-        fetched_x = time.perf_counter()
-        result = build_result(question, info.name, graph, params, c, s, nodes, edges, x)
-        done = time.perf_counter()
-        timings = Timings(
-            embed_ms=1000 * (embedded - began),
-            cypher_ms=1000 * (fetched - embedded + fetched_x - chosen),
-            pcst_ms=1000 * (chosen - fetched),
-            total_ms=1000 * (done - began),
-        )
-        return replace(result, timings=timings)
+        """Retrieve the subgraph for ``question``: :meth:`fetch` then :meth:`choose`."""
+        return self.choose(self.fetch(question, dataset, graph, entities, params, question_uid, q))
 
 
 def build_result(
@@ -273,20 +301,18 @@ def build_result(
     graph: str | None,
     params: RetrievalParams,
     c: Candidates,
-    s: Scored,
-    nodes: np.ndarray,
-    edges: np.ndarray,
+    sel: Selection,
     x: np.ndarray | None = None,
 ) -> RetrievalResult:
     """Assemble the typed result; node ids in ``desc`` are the sample's own indices on per-sample
     graphs (as G-Retriever writes them) and positions in the subgraph on knowledge graphs.
-    ``x``: ``[n, D]`` embeddings of the chosen nodes; without them (and none in ``c``) ``data`` is None."""
+    ``x``: ``[n, D]`` embeddings of the chosen nodes; without them ``data`` is None."""
+    nodes, edges = sel.nodes, sel.edges
     position = {int(n): i for i, n in enumerate(nodes)}
     topic = {int(t) for t in c.topic}
-    out_nodes = [RetrievedNode(c.node_ids[n], c.node_keys[n], c.node_texts[n], float(s.node[n]), int(n) in topic) for n in nodes]
-    edge_score = s.triple if params.mode in ("triples", "kaping") else s.edge
+    out_nodes = [RetrievedNode(c.node_ids[n], c.node_keys[n], c.node_texts[n], float(c.node_sim[n]), int(n) in topic) for n in nodes]
     out_edges = [
-        RetrievedEdge(c.edge_ids[e], position[int(c.edge_index[0, e])], position[int(c.edge_index[1, e])], c.edge_texts[e], float(edge_score[e]))
+        RetrievedEdge(c.edge_ids[e], position[int(c.edge_index[0, e])], position[int(c.edge_index[1, e])], c.edge_texts[e], float(sel.edge_scores[e]))
         for e in edges
     ]
     if c.node_idx is not None:
@@ -295,8 +321,6 @@ def build_result(
     else:
         desc = textualize([n.text for n in out_nodes], [(e.src, e.text, e.dst) for e in out_edges])
     edge_index = torch.tensor([[e.src for e in out_edges], [e.dst for e in out_edges]], dtype=torch.long).reshape(2, -1)
-    if x is None and c.x is not None:
-        x = c.x[nodes]
     data = None if x is None else to_data(torch.from_numpy(np.ascontiguousarray(x)), edge_index, torch.from_numpy(c.rel_attr[c.edge_rel[edges]]))
     return RetrievalResult(
         question=question,
