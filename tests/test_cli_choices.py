@@ -40,7 +40,7 @@ def test_help_lists_the_choices(args, option, enum):
 
 
 def test_retrieval_option_defaults_are_the_librarys():
-    # cli/retrieval.py restates them (importing RetrievalParams costs every command torch's start-up)
+    # the options read them from gr_neo4j.retrieval.params, which loads no torch (see the next test)
     import inspect
 
     from gr_neo4j.cli import retrieval as cli_retrieval
@@ -62,3 +62,13 @@ def test_train_option_defaults_are_the_librarys():
     options = inspect.signature(cli_train.train.__wrapped__).parameters
     for name in ("epochs", "batch_size", "grad_accum", "lr", "min_lr", "lora", "gnn", "patience", "max_txt_len"):
         assert options[name].default.default == getattr(TrainConfig, name), name
+
+
+def test_the_cli_shows_the_defaults_without_loading_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, gr_neo4j.cli; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

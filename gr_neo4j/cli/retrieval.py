@@ -3,35 +3,31 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from ..defaults import Mode
+from ..retrieval.params import MAX_HOPS, CandidateLimits, RetrievalParams
 from .common import console, err_console, handles_errors, settings_from
 from .progress import RichProgress
 
-# The numbers restate RetrievalParams' defaults, which cannot be imported here without torch (every
-# command would pay for it); tests/test_cli_choices.py checks that they agree.
-HOPS = typer.Option(2, "--hops", help="Expansion depth around the seeds on knowledge graphs (0-3).")
-TOPK = typer.Option(3, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
+DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' defaults
+HOPS = typer.Option(DEFAULTS.hops, "--hops", help=f"Expansion depth around the seeds on knowledge graphs (0-{MAX_HOPS}).")
+TOPK = typer.Option(DEFAULTS.topk, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
 TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
-COST_E = typer.Option(0.5, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
+COST_E = typer.Option(DEFAULTS.cost_e, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
 MODE = typer.Option(None, "--mode", help="Subgraph selection (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).")
 DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name (default: the only one loaded).")
-MAX_PATHS = typer.Option(12, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
-NODE_BUDGET = typer.Option(30, "--node-budget", help="paths mode: at most this many nodes.")
+MAX_PATHS = typer.Option(DEFAULTS.max_paths, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
+NODE_BUDGET = typer.Option(DEFAULTS.node_budget, "--node-budget", help="paths mode: at most this many nodes.")
 
 
-def _params(mode, hops, topk, topk_e, cost_e, max_paths=12, node_budget=30, max_nodes=None, max_edges=None):
-    from ..retrieval import CandidateLimits, RetrievalParams
-
-    limits = CandidateLimits()
-    if max_nodes is not None or max_edges is not None:
-        from dataclasses import replace
-
-        limits = replace(limits, **{k: v for k, v in {"max_nodes": max_nodes, "max_edges": max_edges}.items() if v is not None})
+def _params(mode, hops, topk, topk_e, cost_e, max_paths=DEFAULTS.max_paths, node_budget=DEFAULTS.node_budget, max_nodes=None, max_edges=None):
+    changed = {k: v for k, v in {"max_nodes": max_nodes, "max_edges": max_edges}.items() if v is not None}
+    limits = replace(CandidateLimits(), **changed)
     return RetrievalParams(mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, limits=limits)
 
 

@@ -6,16 +6,45 @@ select (the :class:`Selector` registered for the :class:`~gr_neo4j.defaults.Mode
 >>> from gr_neo4j.retrieval import retrieve
 >>> result = retrieve(settings, "who directed [Titanic]?", dataset="metaqa", entities=["Titanic"])
 >>> print(result.desc)
+
+The names below are imported on first use (PEP 562): ``gr_neo4j.retrieval.params`` (the knobs and
+their defaults, which the CLI shows) stays light; numpy, torch and the driver load with the stages.
 """
 
-from .candidates import CandidateLimits, CandidateQuery, Candidates, CandidateSource, DatasetInfo, Neo4jSource
-from .modes import MODES, SELECTORS, Selection, Selector
-from .paths import PathScorer
-from .pcst import PCSTSelection, retrieval_pcst
-from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
-from .retriever import Fetched, RetrievalError, RetrievalParams, Retriever, retrieve
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .params import MAX_HOPS, CandidateLimits, RetrievalError, RetrievalParams
+
+_LAZY = {
+    "CandidateQuery": "candidates", "Candidates": "candidates", "CandidateSource": "candidates",
+    "DatasetInfo": "candidates", "Neo4jSource": "candidates",
+    "MODES": "modes", "SELECTORS": "modes", "Selection": "modes", "Selector": "modes",
+    "PathScorer": "paths", "PCSTSelection": "pcst", "retrieval_pcst": "pcst",
+    "RetrievalResult": "result", "RetrievedEdge": "result", "RetrievedNode": "result", "Timings": "result",
+    "Fetched": "retriever", "Retriever": "retriever", "retrieve": "retriever",
+}
+
+if TYPE_CHECKING:
+    from .candidates import CandidateQuery, Candidates, CandidateSource, DatasetInfo, Neo4jSource
+    from .modes import MODES, SELECTORS, Selection, Selector
+    from .paths import PathScorer
+    from .pcst import PCSTSelection, retrieval_pcst
+    from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
+    from .retriever import Fetched, Retriever, retrieve
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
 
 __all__ = [
+    "MAX_HOPS",
     "MODES",
     "SELECTORS",
     "CandidateLimits",

@@ -13,7 +13,8 @@ from pathlib import Path
 from ..errors import quoted
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
-from .retriever import RetrievalError, RetrievalParams, Retriever
+from .params import RetrievalError, RetrievalParams
+from .retriever import Retriever
 
 EMBED_BATCH = 512
 

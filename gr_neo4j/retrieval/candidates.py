@@ -24,31 +24,13 @@ import neo4j
 import numpy as np
 
 from ..connection import Connection
-from ..cypher_store import repeats, statement
+from ..cypher_store import statement
 from ..ingest.records import entity_uid
 from ..schema import ENTITY_VECTOR_INDEX, REL_VECTOR_INDEX
+from .params import MAX_HOPS, CandidateLimits
 
 T = TypeVar("T")
-KG_STATEMENT = "retrieve_kg_candidates"
-MAX_HOPS = repeats(KG_STATEMENT)  # the statement's hop block is written once and repeated this often
-
-
-@dataclass(frozen=True)
-class CandidateLimits:
-    """How much the candidate statement may fetch.
-
-    overfetch: the vector indexes cover every dataset, so ``overfetch * k`` hits are asked for and
-        filtered to the dataset; fewer than k remain when other datasets crowd the question.
-    fanout: relationships followed per node and hop (a hub such as a genre keeps only that many).
-    max_nodes, max_edges: exact caps on the whole candidate graph.
-    """
-
-    topk_nodes: int = 3
-    topk_edges: int = 5
-    overfetch: int = 10
-    fanout: int = 50
-    max_nodes: int = 1000
-    max_edges: int = 2000
+KG_STATEMENT = "retrieve_kg_candidates"  # MAX_HOPS (params.py) is how often its hop block repeats
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
 from .candidates import DatasetInfo
-from .retriever import RetrievalError, RetrievalParams, Retriever
+from .params import RetrievalError, RetrievalParams
+from .retriever import Retriever
 
 EVAL_MODES = tuple(Mode)  # every mode, side by side
 

@@ -21,17 +21,15 @@ A new mode is a member of :class:`gr_neo4j.defaults.Mode` plus one class here de
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from ..defaults import Mode
 from .candidates import Candidates
+from .params import RetrievalParams
 from .paths import PathScorer, select_paths
 from .pcst import retrieval_pcst
-
-if TYPE_CHECKING:  # only for annotations: retriever.py imports this module
-    from .retriever import RetrievalParams
 
 KAPING_K = 10  # triples kept by the kaping baseline
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Self
 
 import neo4j
@@ -30,12 +30,9 @@ import torch
 from ..connection import Connection, connect
 from ..defaults import Mode
 from ..embedder import Embedder, load_embedder
-from ..errors import GrNeo4jError
 from ..settings import Settings
 from ..textualize import textualize, to_data
 from .candidates import (
-    MAX_HOPS,
-    CandidateLimits,
     CandidateQuery,
     Candidates,
     CandidateSource,
@@ -44,68 +41,9 @@ from .candidates import (
     RelationVocab,
 )
 from .modes import Scored, Selection, score, selector
+from .params import RetrievalError, RetrievalParams
 from .paths import PathScorer
 from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
-
-SCENE_GRAPH_DATASETS = ("gqa", "scene_graphs")
-WHOLE_GRAPH_DATASETS = ("explagraphs",)
-
-
-class RetrievalError(GrNeo4jError):
-    """A question that cannot be answered from the database (unknown dataset, graph or entity...)."""
-
-
-@dataclass(frozen=True)
-class RetrievalParams:
-    """Knobs of one retrieval; None means the default for the dataset.
-
-    mode: see :mod:`gr_neo4j.retrieval.modes` (default: ``paths`` on knowledge graphs, ``whole``
-        on ExplaGraphs, ``reference`` on other per-sample graphs).
-    hops: expansion depth around the seeds on knowledge graphs (0..3).
-    topk, topk_e, cost_e: G-Retriever's PCST parameters (3, 5 or 3 on scene graphs, 0.5).
-    max_paths, node_budget: the ``paths`` mode keeps the ends of the ``max_paths`` relation paths
-        most similar to the question, at most ``node_budget`` nodes in all.
-    """
-
-    mode: Mode | None = None
-    hops: int = 2
-    topk: int = 3
-    topk_e: int | None = None
-    cost_e: float = 0.5
-    max_paths: int = 12
-    node_budget: int = 30
-    limits: CandidateLimits = CandidateLimits()
-
-    def __post_init__(self) -> None:
-        # Plain strings are accepted (``mode="paths"``) and become the enum member here.
-        if self.mode is not None and not isinstance(self.mode, Mode):
-            try:
-                object.__setattr__(self, "mode", Mode(self.mode))
-            except ValueError:
-                raise RetrievalError(f"unknown retrieval mode {self.mode!r} (one of {', '.join(Mode)})") from None
-
-    def resolved(self, dataset: str, kind: str) -> RetrievalParams:
-        """These parameters with every None replaced by the dataset's default, checked."""
-        mode = self.mode or default_mode(dataset, kind)
-        if not 0 <= self.hops <= MAX_HOPS:
-            raise RetrievalError(f"--hops must be between 0 and {MAX_HOPS}, got {self.hops}")
-        if self.topk < 0 or (self.topk_e is not None and self.topk_e < 0) or self.cost_e < 0:
-            raise RetrievalError("topk, topk_e and cost_e must not be negative")
-        if self.max_paths < 1 or self.node_budget < 1:
-            raise RetrievalError("max_paths and node_budget must be at least 1")
-        topk_e = self.topk_e if self.topk_e is not None else (3 if dataset in SCENE_GRAPH_DATASETS else 5)
-        limits = replace(self.limits, topk_nodes=self.topk, topk_edges=topk_e)
-        return replace(self, mode=mode, topk_e=topk_e, limits=limits)
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-def default_mode(dataset: str, kind: str) -> Mode:
-    """``paths`` on knowledge graphs, ``whole`` on ExplaGraphs (as the paper), ``reference`` otherwise."""
-    if kind == "knowledge-graph":
-        return Mode.PATHS
-    return Mode.WHOLE if dataset in WHOLE_GRAPH_DATASETS else Mode.REFERENCE
 
 
 @dataclass(frozen=True)

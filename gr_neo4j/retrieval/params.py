@@ -1,0 +1,94 @@
+"""The knobs of one retrieval and their defaults, in a module without numpy, torch or a driver, so
+the CLI can show the defaults (`typer.Option(RetrievalParams.hops)`) without loading them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from ..cypher_store import repeats
+from ..defaults import Mode
+from ..errors import GrNeo4jError
+
+# The candidate statement's hop block is written once and repeated this often.
+MAX_HOPS = repeats("retrieve_kg_candidates")
+
+
+class RetrievalError(GrNeo4jError):
+    """A question that cannot be answered from the database (unknown dataset, graph or entity...)."""
+
+
+@dataclass(frozen=True)
+class CandidateLimits:
+    """How much the candidate statement may fetch.
+
+    overfetch: the vector indexes cover every dataset, so ``overfetch * k`` hits are asked for and
+        filtered to the dataset; fewer than k remain when other datasets crowd the question.
+    fanout: relationships followed per node and hop (a hub such as a genre keeps only that many).
+    max_nodes, max_edges: exact caps on the whole candidate graph.
+    """
+
+    topk_nodes: int = 3
+    topk_edges: int = 5
+    overfetch: int = 10
+    fanout: int = 50
+    max_nodes: int = 1000
+    max_edges: int = 2000
+
+
+SCENE_GRAPH_DATASETS = ("gqa", "scene_graphs")
+WHOLE_GRAPH_DATASETS = ("explagraphs",)
+
+
+@dataclass(frozen=True)
+class RetrievalParams:
+    """Knobs of one retrieval; None means the default for the dataset.
+
+    mode: see :mod:`gr_neo4j.retrieval.modes` (default: ``paths`` on knowledge graphs, ``whole``
+        on ExplaGraphs, ``reference`` on other per-sample graphs).
+    hops: expansion depth around the seeds on knowledge graphs (0..3).
+    topk, topk_e, cost_e: G-Retriever's PCST parameters (3, 5 or 3 on scene graphs, 0.5).
+    max_paths, node_budget: the ``paths`` mode keeps the ends of the ``max_paths`` relation paths
+        most similar to the question, at most ``node_budget`` nodes in all.
+    """
+
+    mode: Mode | None = None
+    hops: int = 2
+    topk: int = 3
+    topk_e: int | None = None
+    cost_e: float = 0.5
+    max_paths: int = 12
+    node_budget: int = 30
+    limits: CandidateLimits = CandidateLimits()
+
+    def __post_init__(self) -> None:
+        # Plain strings are accepted (``mode="paths"``) and become the enum member here.
+        if self.mode is not None and not isinstance(self.mode, Mode):
+            try:
+                object.__setattr__(self, "mode", Mode(self.mode))
+            except ValueError:
+                raise RetrievalError(f"unknown retrieval mode {self.mode!r} (one of {', '.join(Mode)})") from None
+
+    def resolved(self, dataset: str, kind: str) -> RetrievalParams:
+        """These parameters with every None replaced by the dataset's default, checked."""
+        mode = self.mode or default_mode(dataset, kind)
+        if not 0 <= self.hops <= MAX_HOPS:
+            raise RetrievalError(f"--hops must be between 0 and {MAX_HOPS}, got {self.hops}")
+        if self.topk < 0 or (self.topk_e is not None and self.topk_e < 0) or self.cost_e < 0:
+            raise RetrievalError("topk, topk_e and cost_e must not be negative")
+        if self.max_paths < 1 or self.node_budget < 1:
+            raise RetrievalError("max_paths and node_budget must be at least 1")
+        topk_e = self.topk_e if self.topk_e is not None else (3 if dataset in SCENE_GRAPH_DATASETS else 5)
+        limits = replace(self.limits, topk_nodes=self.topk, topk_edges=topk_e)
+        return replace(self, mode=mode, topk_e=topk_e, limits=limits)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def default_mode(dataset: str, kind: str) -> Mode:
+    """``paths`` on knowledge graphs, ``whole`` on ExplaGraphs (as the paper), ``reference`` otherwise."""
+    if kind == "knowledge-graph":
+        return Mode.PATHS
+    return Mode.WHOLE if dataset in WHOLE_GRAPH_DATASETS else Mode.REFERENCE
+
+
