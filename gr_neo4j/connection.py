@@ -32,7 +32,7 @@ from tenacity import (
 )
 
 from .cypher_store import statement
-from .errors import ConnectionFailed, quoted, shorten
+from .errors import ConnectionFailed, driver_text, quoted, shorten
 from .server.layout import layout_of
 from .server.pid import running_pid
 from .settings import MIN_SERVER_VERSION, Settings
@@ -247,7 +247,10 @@ def require_supported(agent: str, uri: str) -> None:
 
 
 def _credentials(target: Target) -> str:
-    return "the password in GR_NEO4J_HOME/password" if target.managed else "NEO4J_USERNAME/NEO4J_PASSWORD"
+    if target.managed:
+        # NEO4J_PASSWORD or config.toml's password win over the generated one when set.
+        return "NEO4J_PASSWORD if set, else the password in GR_NEO4J_HOME/password"
+    return "NEO4J_USERNAME/NEO4J_PASSWORD"
 
 
 def _port_hint(uri: str) -> str:
@@ -259,5 +262,4 @@ def _port_hint(uri: str) -> str:
 
 
 def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return shorten(text, 200)
+    return shorten(driver_text(str(exc)) or type(exc).__name__, 200)

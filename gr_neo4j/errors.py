@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 QUOTE_LIMIT = 80
@@ -54,3 +55,13 @@ def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
 def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
     """A user's value quoted for a message, cut to a readable length."""
     return f"'{shorten(str(value), limit)}'"
+
+
+_RESOLVED = re.compile(r"\s*\(resolved to \(.*?\)\):?")
+
+
+def driver_text(text: str) -> str:
+    """The first line of a driver message without the "(resolved to ('127.0.0.1:7687',)):" it
+    appends to address errors, which tells a user nothing."""
+    lines = text.strip().splitlines()
+    return _RESOLVED.sub("", lines[0]) if lines else ""

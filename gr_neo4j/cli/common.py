@@ -19,7 +19,7 @@ from neo4j.exceptions import (
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import GrNeo4jError, printable, shorten
+from ..errors import GrNeo4jError, driver_text, printable, shorten
 from ..settings import Settings, load_settings
 
 console = Console()
@@ -115,8 +115,7 @@ def _full_store():
 
 def _first_line(exc: BaseException) -> str:
     message = getattr(exc, "message", None) if isinstance(exc, Neo4jError) else None
-    text = str(message or exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return driver_text(str(message or exc)) or type(exc).__name__
 
 
 def settings_from(**overrides) -> Settings:

@@ -11,6 +11,7 @@ turn needs only the lower `server.layout` and `server.pid`: the imports form no 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -32,6 +33,7 @@ from .pid import running_pid
 
 LAUNCHER = "org.neo4j.server.startup.Neo4jCommand"
 START_TIMEOUT_S = 120.0
+FULL_DISK_BYTES = 16 << 20  # less free space than this on the store's disk: a write failed for want of it
 DEBUG_LOG_TAIL = 4 << 20  # bytes of debug.log searched for the cause of a server-side failure
 
 
@@ -121,9 +123,15 @@ def out_of_disk_space(settings: Settings) -> Path | None:
     """The store directory when the running server's debug.log reports a full disk since it started.
 
     Neo4j answers a full disk with a generic TransactionCommitFailed, then refuses every
-    transaction; only its debug.log names the cause (OutOfDiskSpaceException).
+    transaction; only its debug.log names the cause (OutOfDiskSpaceException). When the logs share
+    the full disk that line cannot be written, so a store disk with (almost) no room left counts too.
     """
     layout = layout_of(settings)
+    try:
+        if shutil.disk_usage(layout.data_dir).free < FULL_DISK_BYTES:
+            return layout.data_dir
+    except OSError:
+        pass
     path = layout.logs_dir / "debug.log"
     try:
         with path.open("rb") as f:
