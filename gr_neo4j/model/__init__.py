@@ -8,9 +8,9 @@ model is built. ``gr_neo4j.answer.load_answerer`` is where answering brings them
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_attributes
 from .config import ModelConfig, TrainConfig
 from .prompts import PROMPT_VERSION
 
@@ -28,11 +28,7 @@ if TYPE_CHECKING:
     from .training import TrainResult, train
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

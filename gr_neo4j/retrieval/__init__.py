@@ -13,9 +13,9 @@ their defaults, which the CLI shows) stays light; numpy, torch and the driver lo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_attributes
 from .params import MAX_HOPS, CandidateLimits, RetrievalError, RetrievalParams
 
 _LAZY = {
@@ -36,11 +36,7 @@ if TYPE_CHECKING:
     from .retriever import Fetched, Retriever, retrieve
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
