@@ -21,6 +21,7 @@ from .params import MAX_HOPS, CandidateLimits, RetrievalError, RetrievalParams
 _LAZY = {
     "CandidateQuery": "candidates", "Candidates": "candidates", "CandidateSource": "candidates",
     "DatasetInfo": "candidates", "Neo4jSource": "candidates",
+    "Linked": "linking", "link": "linking",
     "MODES": "modes", "SELECTORS": "modes", "Selection": "modes", "Selector": "modes",
     "PathScorer": "paths", "PCSTSelection": "pcst", "retrieval_pcst": "pcst",
     "RetrievalResult": "result", "RetrievedEdge": "result", "RetrievedNode": "result", "Timings": "result",
@@ -29,6 +30,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .candidates import CandidateQuery, Candidates, CandidateSource, DatasetInfo, Neo4jSource
+    from .linking import Linked, link
     from .modes import MODES, SELECTORS, Selection, Selector
     from .paths import PathScorer
     from .pcst import PCSTSelection, retrieval_pcst
@@ -49,6 +51,7 @@ __all__ = [
     "Candidates",
     "DatasetInfo",
     "Fetched",
+    "Linked",
     "Neo4jSource",
     "PCSTSelection",
     "PathScorer",
@@ -61,6 +64,7 @@ __all__ = [
     "Selection",
     "Selector",
     "Timings",
+    "link",
     "retrieval_pcst",
     "retrieve",
 ]
