@@ -8,7 +8,9 @@
 2. **Lookup**, one read (``cypher/link_entities.cypher``): exact uids of a few spellings of every
    span and a fulltext phrase query per span, filtered to the dataset.
 3. **Match**: a hit counts only when its whole text (or key) equals the span: exactly (score 1.0),
-   ignoring case (0.9), or ignoring case and punctuation (0.8); partial hits are dropped.
+   ignoring case (0.9), or ignoring case and punctuation (0.8); partial hits are dropped. Exact case wins even in a
+   question typed in lower case: MetaQA asks about its lower-case tags ('luke wilson') that way,
+   and the person ('Luke Wilson') is then listed among the alternatives.
 4. **Choose**: non-overlapping spans greedily, by (words in the span, score, degree); an entity is
    linked once. The other entities that matched the chosen span are its ``alternatives`` (an
    ambiguous name). Spans inside ``[brackets]`` are hints: when one links, only they are linked.
@@ -28,7 +30,7 @@ from ..cypher_store import statement
 from ..ingest.records import entity_uid
 from ..schema import FULLTEXT_INDEX
 
-MAX_SPAN_WORDS = 6
+MAX_SPAN_WORDS = 12
 # Fulltext hits fetched per span before the dataset filter: the index covers every dataset, and an
 # exact one-word name ranks first among the entities containing the word (shortest field).
 FULLTEXT_LIMIT = 25
