@@ -20,6 +20,15 @@ class Mode(StrEnum):
     KAPING = "kaping"  # top-k triples, no PCST (KAPING-style baseline)
 
 
+class Seeds(StrEnum):
+    """Where a knowledge-graph retrieval's topic entities came from (see `gr_neo4j.retrieval.linking`)."""
+
+    GIVEN = "given"  # --entity
+    STORED = "stored"  # the TOPIC links of a stored question (eval-retrieval, retrieve)
+    LINKED = "linked"  # entities linked in the question's text
+    VECTOR = "vector"  # none: nothing linked, or linking off; the vector hits are the only seeds
+
+
 class Gnn(StrEnum):
     """The graph encoder (see `gr_neo4j.model.encoder`)."""
 

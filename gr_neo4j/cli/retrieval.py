@@ -23,12 +23,18 @@ MODE = typer.Option(None, "--mode", help="Subgraph selection (default: paths on 
 DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name (default: the only one loaded).")
 MAX_PATHS = typer.Option(DEFAULTS.max_paths, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
 NODE_BUDGET = typer.Option(DEFAULTS.node_budget, "--node-budget", help="paths mode: at most this many nodes.")
+LINK = typer.Option(
+    DEFAULTS.link, "--link/--no-link",
+    help="Knowledge graphs without --entity: the entities the question names are its topic entities (off: vector seeds only).",
+)
 
 
-def _params(mode, hops, topk, topk_e, cost_e, max_paths=DEFAULTS.max_paths, node_budget=DEFAULTS.node_budget, max_nodes=None, max_edges=None):
+def _params(mode, hops, topk, topk_e, cost_e, max_paths=DEFAULTS.max_paths, node_budget=DEFAULTS.node_budget, max_nodes=None, max_edges=None, link=DEFAULTS.link):
     changed = {k: v for k, v in {"max_nodes": max_nodes, "max_edges": max_edges}.items() if v is not None}
     limits = replace(CandidateLimits(), **changed)
-    return RetrievalParams(mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, limits=limits)
+    return RetrievalParams(
+        mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, link=link, limits=limits,
+    )
 
 
 def subgraph_table(result) -> Table:
@@ -51,7 +57,7 @@ def ask(
     question: str = typer.Argument(..., help="The question, in quotes."),
     dataset: str | None = DATASET,
     graph: str | None = typer.Option(None, "--graph", "-g", help="Sample id of a per-sample dataset (ExplaGraphs, scene graphs)."),
-    entity: list[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable."),
+    entity: list[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable; overrides linking."),
     hops: int = HOPS,
     topk: int = TOPK,
     topk_e: int | None = TOPK_E,
@@ -59,6 +65,7 @@ def ask(
     mode: Mode | None = MODE,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
+    link: bool = LINK,
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     no_record: bool = typer.Option(False, "--no-record", help="Do not record a Retrieval node (read-only users)."),
@@ -70,7 +77,7 @@ def ask(
 
     settings = settings_from()
     out = ask_fn(
-        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget),
+        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, link=link),
         checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer, progress=RichProgress(err_console),
     )
     if as_json:
@@ -79,6 +86,9 @@ def ask(
     if not no_answer:
         console.print(f"[bold]Answer:[/] {out.answer}", highlight=False)
         console.print(f"[dim]by {out.answered_by} in {out.answer_ms:.0f} ms[/]")
+    seeds = out.retrieval.seeds_line()
+    if seeds:
+        console.print(seeds, highlight=False, markup=False)
     console.print(subgraph_table(out.retrieval))
     t = out.retrieval.timings
     console.print(f"[dim]retrieval {t.total_ms:.0f} ms (embed {t.embed_ms:.0f}, cypher {t.cypher_ms:.0f}, pcst {t.pcst_ms:.0f})[/]")

@@ -49,6 +49,9 @@ class RetrievalParams:
     topk, topk_e, cost_e: G-Retriever's PCST parameters (3, 5 or 3 on scene graphs, 0.5).
     max_paths, node_budget: the ``paths`` mode keeps the ends of the ``max_paths`` relation paths
         most similar to the question, at most ``node_budget`` nodes in all.
+    link: on knowledge graphs, a question asked without topic entities (no ``--entity``, no
+        stored question) gets the entities it names as topics (:mod:`.linking`); off: vector
+        seeds only.
     """
 
     mode: Mode | None = None
@@ -58,6 +61,7 @@ class RetrievalParams:
     cost_e: float = 0.5
     max_paths: int = 12
     node_budget: int = 30
+    link: bool = True
     limits: CandidateLimits = CandidateLimits()
 
     def __post_init__(self) -> None:

@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass, field
 
 from torch_geometric.data import Data
 
+from ..defaults import Seeds
+from .linking import Linked
+
 
 @dataclass(frozen=True)
 class RetrievedNode:
@@ -47,6 +50,8 @@ class RetrievalResult:
     None only where the caller asked for figures without tensors (``eval-retrieval``).
     ``desc``: G-Retriever's textualization of the same subgraph.
     ``candidates``: size of the candidate graph PCST chose from, as (nodes, edges).
+    ``seeds``: where the topic entities came from (None on per-sample graphs); ``linked``: the
+    entities linked in the question when ``seeds`` is ``linked``, in question order.
     """
 
     question: str
@@ -60,6 +65,8 @@ class RetrievalResult:
     data: Data | None
     timings: Timings
     candidates: tuple[int, int] = (0, 0)
+    seeds: Seeds | None = None
+    linked: tuple[Linked, ...] = ()
     retrieval_id: str | None = field(default=None, compare=False)
 
     def to_json(self) -> dict:
@@ -75,5 +82,27 @@ class RetrievalResult:
             "desc": self.desc,
             "timings_ms": asdict(self.timings),
             "candidates": {"nodes": self.candidates[0], "edges": self.candidates[1]},
+            "seeds": self.seeds,
+            "linked": [asdict(x) for x in self.linked],
             "retrieval_id": self.retrieval_id,
         }
+
+    def seeds_line(self) -> str | None:
+        """One line saying where the topic entities came from, for people (None on per-sample graphs).
+
+        Linked: each mention and its entity, and for an ambiguous mention what else it matched."""
+        if self.seeds is None:
+            return None
+        if self.seeds is Seeds.LINKED:
+            parts = []
+            for x in self.linked:
+                part = f"'{x.mention}' -> {x.key} ({x.score:.1f})"
+                if x.alternatives:
+                    more = len(x.alternatives) - 3
+                    part += f" [also matched: {', '.join(x.alternatives[:3])}{f' and {more} more' if more > 0 else ''}]"
+                parts.append(part)
+            return "Linked entities: " + "; ".join(parts)
+        if self.seeds is Seeds.VECTOR:
+            why = "entity linking is off" if not self.parameters.get("link", True) else "no entity linked in the question"
+            return f"Seeds: {why}; the vector hits only (name one with --entity)"
+        return "Topic entities: " + ("given with --entity" if self.seeds is Seeds.GIVEN else "the stored question's")

@@ -3,7 +3,9 @@
 
 Stages of one question:
 
-1. **embed** the question: ``[D]`` unit vector (the dataset's embedder);
+1. **embed** the question: ``[D]`` unit vector (the dataset's embedder); on a knowledge graph
+   asked without topic entities, **link** the entities it names (:mod:`.linking`, one read): they
+   become the topic entities, and when none links the vector hits are the only seeds;
 2. **fetch** the candidate graph from a :class:`~.candidates.CandidateSource` (Neo4j: one read
    round trip, :class:`~.candidates.Neo4jSource`; or the whole graph in memory) and **score** it
    (:func:`~.modes.score`): :meth:`Retriever.fetch` -> :class:`Fetched`;
@@ -28,7 +30,7 @@ import numpy as np
 import torch
 
 from ..connection import Connection, connect
-from ..defaults import Mode
+from ..defaults import Mode, Seeds
 from ..embedder import Embedder, load_embedder
 from ..settings import Settings
 from ..textualize import textualize, to_data
@@ -40,6 +42,7 @@ from .candidates import (
     Neo4jSource,
     RelationVocab,
 )
+from .linking import Linked, link
 from .modes import Scored, Selection, score, selector
 from .params import RetrievalError, RetrievalParams
 from .paths import PathScorer
@@ -50,7 +53,9 @@ from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 class Fetched:
     """Stages 1-2 of one question: its vector, the candidate graph and its scores.
 
-    ``params`` are resolved (no None); ``*_ms`` the time each stage took.
+    ``params`` are resolved (no None); ``*_ms`` the time each stage took (``link_ms`` is counted
+    in ``fetch_ms`` too: both are Cypher round trips). ``seeds``: where the topic entities came
+    from (None on per-sample graphs); ``linked``: the entities linked in the question.
     """
 
     question: str
@@ -62,6 +67,9 @@ class Fetched:
     embed_ms: float
     fetch_ms: float
     score_ms: float
+    seeds: Seeds | None = None
+    linked: tuple[Linked, ...] = ()
+    link_ms: float = 0.0
 
 
 class Retriever:
@@ -154,6 +162,10 @@ class Retriever:
         return self.embedder.encode(list(questions))
 
     # -- the stages -----------------------------------------------------------------------------
+    def link(self, question: str, dataset: str) -> list[Linked]:
+        """The entities of knowledge-graph ``dataset`` that ``question`` names (one read)."""
+        return self.read(lambda tx: link(tx, dataset, question))
+
     def fetch(
         self,
         question: str,
@@ -164,8 +176,10 @@ class Retriever:
         question_uid: str | None = None,
         q: np.ndarray | None = None,
     ) -> Fetched:
-        """Stages 1-2: embed ``question`` (unless ``q`` ``[D]`` is given), fetch its candidate graph
-        (one round trip), score it. Errors name what is unknown."""
+        """Stages 1-2: embed ``question`` (unless ``q`` ``[D]`` is given), link its entities (on a
+        knowledge graph, when neither ``entities`` nor ``question_uid`` give topics and
+        ``params.link``), fetch its candidate graph (one round trip), score it. Errors name what
+        is unknown."""
         if not question or not question.strip():
             raise RetrievalError("the question is empty")
         info = self.dataset(dataset)
@@ -178,7 +192,12 @@ class Retriever:
         if q is None:
             q = self.embed([question])[0]
         embedded = time.perf_counter()
-        query = CandidateQuery(info, q, params.hops, params.limits, graph, tuple(entities), question_uid)
+        linked: tuple[Linked, ...] = ()
+        if info.kind == "knowledge-graph" and not entities and question_uid is None and params.link:
+            linked = tuple(self.link(question, info.name))
+        linked_at = time.perf_counter()
+        topic_keys = tuple(entities) or tuple(x.key for x in linked)
+        query = CandidateQuery(info, q, params.hops, params.limits, graph, topic_keys, question_uid)
         c = self.source.fetch(query)
         fetched = time.perf_counter()
         if info.kind == "per-sample" and c.num_nodes == 0:
@@ -192,7 +211,10 @@ class Retriever:
         s = score(c, q)
         scored = time.perf_counter()
         ms = 1000.0
-        return Fetched(question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched))
+        return Fetched(
+            question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched),
+            seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=ms * (linked_at - embedded),
+        )
 
     def choose(self, f: Fetched, mode: Mode | str | None = None, data: bool = True) -> RetrievalResult:
         """Stages 3-4: select under ``mode`` (default: ``f.params.mode``) and build the result.
@@ -217,7 +239,7 @@ class Retriever:
             pcst_ms=f.score_ms + ms * (chosen - began),
             total_ms=f.embed_ms + f.fetch_ms + f.score_ms + ms * (done - began),
         )
-        return replace(result, timings=timings)
+        return replace(result, timings=timings, seeds=f.seeds, linked=f.linked)
 
     def retrieve(
         self,
@@ -231,6 +253,18 @@ class Retriever:
     ) -> RetrievalResult:
         """Retrieve the subgraph for ``question``: :meth:`fetch` then :meth:`choose`."""
         return self.choose(self.fetch(question, dataset, graph, entities, params, question_uid, q))
+
+
+def seeds_of(kind: str, entities: Sequence[str], linked: Sequence[Linked], topics: int) -> Seeds | None:
+    """Where a retrieval's topic entities came from: ``--entity``, the linker, a stored question's
+    TOPIC links (``topics`` found without either), or nowhere (vector seeds only)."""
+    if kind != "knowledge-graph":
+        return None
+    if entities:
+        return Seeds.GIVEN
+    if linked:
+        return Seeds.LINKED
+    return Seeds.STORED if topics else Seeds.VECTOR
 
 
 def build_result(

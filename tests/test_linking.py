@@ -1,0 +1,187 @@
+"""Entity linking: spans and matching without a database, then on the MetaQA fixture in real Neo4j
+(questions as people type them, with and without brackets, through the retriever and `ask`)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import metaqa_fixture
+from typer.testing import CliRunner
+
+from gr_neo4j.cli import app
+from gr_neo4j.connection import connect
+from gr_neo4j.cypher_store import statement
+from gr_neo4j.defaults import Seeds
+from gr_neo4j.ingest.pipeline import load_dataset
+from gr_neo4j.retrieval import RetrievalParams, Retriever
+from gr_neo4j.retrieval.linking import CASE, EXACT, NORMALISED, Span, choose, lucene_phrase, match_score, spans
+
+runner = CliRunner()
+
+
+# -- without a database -------------------------------------------------------------------------
+
+
+def test_spans_skip_stop_words_and_question_vocabulary():
+    texts = [s.text for s in spans("which films did Tom Hanks act in that were directed by Robert Zemeckis?")]
+    assert {"Tom Hanks", "Robert Zemeckis", "Zemeckis"} <= set(texts)
+    assert not {"films", "directed by", "which films did Tom", "in that"} & set(texts)
+    # Typed in lower case, a name may start or end anywhere, but a span of question words never links.
+    lower = [s.text for s in spans("what films did michelle trachtenberg star in")]
+    assert "michelle trachtenberg" in lower and "films" not in lower and "star in" not in lower
+
+
+def test_spans_strip_outer_punctuation_and_possessives_and_keep_offsets():
+    q = 'who is "Ilse Varga\'s" director?'
+    by_text = {s.text: s for s in spans(q)}
+    assert {"Ilse Varga", "Ilse Varga's"} <= set(by_text)
+    s = by_text["Ilse Varga"]
+    assert q[s.start : s.end] == "Ilse Varga" and s.words == 2
+
+
+def test_brackets_are_hints_and_ngrams_do_not_cross_them():
+    got = spans("who directed the films starred by [Ilse Varga]")
+    assert all(s.hint for s in got if "Ilse" in s.text)
+    long = spans("[A B C D E F G H] x")
+    assert any(s.text == "A B C D E F G H" and s.words == 8 for s in long)  # a hint of any length
+    assert not any("H" in s.text and "x" in s.text for s in long)
+
+
+def test_lucene_special_characters_are_escaped():
+    assert lucene_phrase('a "b" (c)') == '"a \\"b\\" \\(c\\)"'
+    assert lucene_phrase("x:y~2 AND z*?\\") == '"x\\:y\\~2 AND z\\*\\?\\\\"'
+
+
+def test_match_scores_exact_case_punctuation_or_nothing():
+    s = Span(0, 12, "Spider-Man 2", 2)
+    assert match_score(s, "Spider-Man 2", "Spider-Man 2") == EXACT
+    assert match_score(s, "Spider-man 2", "spider-man 2") == CASE
+    assert match_score(s, "Spider Man 2", "Spider Man 2") == NORMALISED
+    assert match_score(s, "Spider-Man 3", "Spider-Man 3") is None
+    # WebQSP keeps the name as key and lower-cases the text: either may match.
+    assert match_score(Span(0, 6, "jamaica", 1), "Jamaica", "jamaica") == EXACT
+
+
+def _row(span, key, degree=1, text=None):
+    return {"span": span, "uid": f"kg||{key}", "key": key, "text": text or key, "degree": degree}
+
+
+def test_choose_prefers_longer_spans_then_exact_case_then_degree():
+    q = "films of Tom Hanks"
+    cands = [Span(9, 12, "Tom", 1), Span(9, 18, "Tom Hanks", 2), Span(13, 18, "Hanks", 1)]
+    rows = [_row(0, "Tom", 50), _row(1, "Tom Hanks", 3), _row(2, "Hanks", 9), _row(1, "tom hanks", 99)]
+    (linked,) = choose(q, cands, rows)
+    assert (linked.key, linked.span, linked.mention, linked.score) == ("Tom Hanks", (9, 18), "Tom Hanks", EXACT)
+    assert linked.alternatives == ("tom hanks",)
+    # Same span, same match: the entity with more relationships wins.
+    rows = [_row(0, "Tom", 5), _row(0, "TOM", 7)]
+    (linked,) = choose("tom", [Span(0, 3, "tom", 1)], rows)
+    assert linked.key == "TOM" and linked.alternatives == ("Tom",) and linked.score == CASE
+
+
+def test_choose_drops_partial_hits_and_lower_case_question_words():
+    # The fulltext index also returns entities that merely contain the span.
+    assert choose("Gump", [Span(0, 4, "Gump", 1)], [_row(0, "Forrest Gump")]) == []
+    # 'film' is a MetaQA tag: typed in lower case it is the question's word, not the entity.
+    assert choose("a film", [Span(2, 6, "film", 1)], [_row(0, "film")]) == []
+    assert [x.key for x in choose("Together", [Span(0, 8, "Together", 1)], [_row(0, "Together")])] == ["Together"]
+
+
+# -- on the MetaQA fixture in Neo4j -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def metaqa(server):
+    """The MetaQA fixture loaded once for this module (other modules empty the database first)."""
+    with connect(server) as c:
+        c.run_autocommit("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 20000 ROWS")
+        c.run_autocommit("MATCH (n) CALL (n) { DELETE n } IN TRANSACTIONS OF 20000 ROWS")
+        load_dataset(server, "metaqa", path=metaqa_fixture())
+        with Retriever(server, conn=c) as r:
+            yield r
+
+
+def keys(result) -> list[str]:
+    return [x.key for x in result.linked]
+
+
+def test_link_statement_is_read_only(metaqa):
+    summary = metaqa.conn.driver.execute_query("EXPLAIN " + statement("link_entities"), database_=metaqa.conn.database).summary
+    assert summary.query_type == "r"
+
+
+def test_a_question_without_brackets_links_its_person_and_film(metaqa):
+    res = metaqa.retrieve("what films did Ilse Varga act in", "metaqa")
+    assert res.seeds is Seeds.LINKED and keys(res) == ["Ilse Varga"]
+    (x,) = res.linked
+    assert res.question[x.span[0] : x.span[1]] == "Ilse Varga" and x.score == EXACT and x.alternatives == ()
+    assert [n.key for n in res.nodes if n.topic] == ["Ilse Varga"]
+    assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in res.nodes}
+    # Typed in lower case, the name still links (a case-insensitive match).
+    res = metaqa.retrieve("when was glass orchard released", "metaqa")
+    assert keys(res) == ["Glass Orchard"] and res.linked[0].score == CASE
+
+
+def test_two_names_link_both(metaqa):
+    res = metaqa.retrieve("did Ada Morrow direct Velvet Harbor or Salt Road?", "metaqa")
+    assert keys(res) == ["Ada Morrow", "Velvet Harbor", "Salt Road"]
+    assert {n.key for n in res.nodes if n.topic} == {"Ada Morrow", "Velvet Harbor", "Salt Road"}
+
+
+def test_an_ambiguous_name_picks_by_the_rule_and_lists_the_others(metaqa):
+    # 'Otto van Deren' is a director and, in lower case, a tag of Salt Road.
+    (x,) = metaqa.retrieve("which films did Otto van Deren direct", "metaqa").linked
+    assert (x.key, x.score, x.alternatives) == ("Otto van Deren", EXACT, ("otto van deren",))
+    res = metaqa.retrieve("which films of Ilse Varga are tagged otto van deren", "metaqa")
+    assert [(x.key, x.score, x.alternatives) for x in res.linked] == [
+        ("Ilse Varga", EXACT, ()), ("otto van deren", EXACT, ("Otto van Deren",)),
+    ]
+    # Exact case wins in a lower-case question too (MetaQA asks about its tags that way).
+    (x,) = metaqa.retrieve("which films are tagged otto van deren", "metaqa").linked
+    assert (x.key, x.score, x.alternatives) == ("otto van deren", EXACT, ("Otto van Deren",))
+    res = metaqa.retrieve("which films did Otto van Deren direct", "metaqa")
+    assert "'Otto van Deren' -> Otto van Deren (1.0) [also matched: otto van deren]" in res.seeds_line()
+
+
+def test_a_question_naming_nothing_falls_back_to_vector_seeds_and_says_so(metaqa):
+    res = metaqa.retrieve("what is the meaning of all this", "metaqa")
+    assert res.seeds is Seeds.VECTOR and res.linked == () and res.nodes
+    assert "no entity linked in the question" in res.seeds_line()
+
+
+def test_linking_off_and_entity_given_override_it(metaqa):
+    res = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(link=False))
+    assert res.seeds is Seeds.VECTOR and res.linked == () and "linking is off" in res.seeds_line()
+    res = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", entities=["Salt Road"])
+    assert res.seeds is Seeds.GIVEN and res.linked == () and [n.key for n in res.nodes if n.topic] == ["Salt Road"]
+
+
+def test_brackets_are_hints(metaqa):
+    res = metaqa.retrieve("who directed the Drama films starred by [Ilse Varga]", "metaqa")
+    assert keys(res) == ["Ilse Varga"]  # 'Drama' is an entity too, but the bracket says which one
+    res = metaqa.retrieve("did [Nobody Known] direct Salt Road", "metaqa")
+    assert keys(res) == ["Salt Road"]  # a hint that links nothing: the rest of the question is linked
+
+
+def test_lucene_special_characters_do_not_break_the_query(metaqa):
+    q = 'what about "Salt Road" + Glass Orchard: (1938)~ \\ / ^ ! && || *? AND OR NOT {x}'
+    res = metaqa.retrieve(q, "metaqa")
+    assert keys(res) == ["Salt Road", "Glass Orchard", "1938"]
+
+
+def test_ask_shows_linked_entities_and_no_link_turns_linking_off(metaqa, server, monkeypatch):
+    monkeypatch.setenv("GR_NEO4J_HOME", str(server.home))
+    base = ["ask", "which films did Otto van Deren direct", "-d", "metaqa", "--no-answer", "--no-record"]
+    out = runner.invoke(app, [*base, "--json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert result["seeds"] == "linked" and result["parameters"]["link"] is True
+    (x,) = result["linked"]
+    assert (x["key"], x["span"], x["alternatives"]) == ("Otto van Deren", [16, 30], ["otto van deren"])
+    out = runner.invoke(app, base)
+    assert out.exit_code == 0 and "also matched: otto van deren" in " ".join(out.output.split())
+    out = runner.invoke(app, [*base, "--no-link", "--json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert result["seeds"] == "vector" and result["linked"] == [] and result["parameters"]["link"] is False
