@@ -80,8 +80,9 @@ class DatasetLease:
             "stale_tokens": [],
         }
         row = self.conn.write("load_lease_acquire", **params)[0]
-        if not row["acquired"] and row["status"] == "loading" and stale_tokens(dict(row)):
-            row = self.conn.write("load_lease_acquire", **{**params, "stale_tokens": stale_tokens(dict(row))})[0]
+        dead = [] if row["acquired"] or row["status"] != "loading" else stale_tokens(dict(row))
+        if dead:
+            row = self.conn.write("load_lease_acquire", **{**params, "stale_tokens": dead})[0]
         if row["acquired"]:
             return
         if row["status"] == "dropping":

@@ -94,8 +94,9 @@ def drop_from(conn: Connection, name: str) -> DatasetStats:
         known = ", ".join(sorted(before)) or "none"
         raise MissingInput(f"no dataset named {name!r} in the database (loaded: {known})")
     row = conn.write("drop_mark", dataset=name, lease_s=LEASE_S, stale_tokens=[])[0]
-    if not row["marked"] and stale_tokens(dict(row)):
-        row = conn.write("drop_mark", dataset=name, lease_s=LEASE_S, stale_tokens=stale_tokens(dict(row)))[0]
+    dead = [] if row["marked"] else stale_tokens(dict(row))
+    if dead:
+        row = conn.write("drop_mark", dataset=name, lease_s=LEASE_S, stale_tokens=dead)[0]
     if not row["marked"]:
         raise DatasetBusy(busy_message(name, dict(row), "drop"))
     for step in DROP_STEPS:
