@@ -144,25 +144,45 @@ def eval_retrieval(
     hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to evaluate (expansion depth = hop count)."),
     limit: int | None = typer.Option(300, "--limit", help="Questions per hop count."),
     split: str | None = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
+    modes: list[Mode] = typer.Option(list(Mode), "--mode", help="Modes to compare (repeatable; default: all)."),
+    oracle_topic: bool = typer.Option(
+        False, "--oracle-topic", help="Give each question its stored topic entities instead of linking them in the text as typed.",
+    ),
     topk: int = TOPK,
     topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
+    max_paths: int = MAX_PATHS,
+    node_budget: int = NODE_BUDGET,
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
 ) -> None:
-    """Answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side."""
-    from ..retrieval.evaluate import REPORT_COLUMNS, evaluate_retrieval, report_rows
+    """Linking, answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side.
+
+    Questions are asked as typed (brackets removed, topic entities linked in the text) unless --oracle-topic."""
+    from ..retrieval.evaluate import LINKING_COLUMNS, REPORT_COLUMNS, evaluate_retrieval, linking_rows, report_rows
 
     try:
         hop_list = [int(h) for h in hops.split(",") if h.strip()]
     except ValueError:
         raise typer.BadParameter(f"--hops must be comma-separated integers, got {hops!r}") from None
-    report = evaluate_retrieval(settings_from(), dataset, hop_list, limit, split, topk=topk, topk_e=topk_e, cost_e=cost_e, progress=RichProgress(err_console))
-    table = Table(title=f"Retrieval on {report['dataset']} (embedder {report['embedder']})", title_justify="left")
+    params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget)
+    report = evaluate_retrieval(
+        settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
+    )
+    asked = "topic entities given (oracle)" if oracle_topic else "questions as typed, topic entities linked"
+    table = Table(title=f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", title_justify="left")
     for col in REPORT_COLUMNS:
         table.add_column(col, justify="left" if col == "mode" else "right")
     for row in report_rows(report):
         table.add_row(*row)
     console.print(table)
+    link_rows = linking_rows(report)
+    if link_rows:
+        links = Table(title="Entity linking against the stored topic entities", title_justify="left")
+        for col in LINKING_COLUMNS:
+            links.add_column(col, justify="right")
+        for row in link_rows:
+            links.add_row(*row)
+        console.print(links)
     if json_out:
         json_out.write_text(json.dumps(report, indent=2))
         console.print(f"[dim]figures written to {json_out}[/]")

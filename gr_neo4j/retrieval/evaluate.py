@@ -1,15 +1,24 @@
-"""`eval-retrieval`: how often the retrieved subgraph holds the answer, how big it is, how fast.
+"""`eval-retrieval`: how often the retrieved subgraph holds the answers, how big it is, how fast.
 
-For each hop count, every question's candidates are fetched once (expansion depth = the hop count,
-the question's TOPIC entities as seeds: :meth:`Retriever.fetch`) and every mode selects from the
-same candidates (:meth:`Retriever.choose`): ``paths`` (the default), ``reference`` (G-Retriever
-exactly), ``triples`` (PCST over triple scores), ``whole`` (the whole capped k-hop neighbourhood,
-no PCST) and ``kaping`` (the top-10 triples). The ceiling is the share of questions with any gold
-answer among the candidates at all. The report is plain data; the CLI renders it
-(:func:`report_rows` gives the table's rows).
+Questions are asked **as a person types them**: MetaQA's brackets around the topic entity are
+removed and the stored TOPIC links are not used, so the entity linker (:mod:`.linking`) finds the
+topic entities, and its precision and recall against the TOPIC links are reported. With
+``oracle_topic`` the stored topic entities are given instead (the bracketed text, as before linking
+existed): the upper bound of the selection alone.
+
+For each hop count, every question's candidates are fetched once (expansion depth = the hop count:
+:meth:`Retriever.fetch`) and every mode selects from the same candidates (:meth:`Retriever.choose`):
+``paths`` (the default), ``reference`` (G-Retriever exactly), ``triples`` (PCST over triple
+scores), ``whole`` (the whole capped k-hop neighbourhood, no PCST) and ``kaping`` (the top-10
+triples). Per mode: answer recall (any gold answer in the subgraph), all-answers recall (every gold
+answer in it), size and latency. The ceiling is the share of questions with any gold answer among
+the candidates at all. The report is plain data; the CLI renders it (:func:`report_rows`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -19,6 +28,7 @@ from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
 from .candidates import DatasetInfo
+from .linking import unbracketed
 from .params import RetrievalError, RetrievalParams
 from .retriever import Retriever
 
@@ -26,8 +36,9 @@ EVAL_MODES = tuple(Mode)  # every mode, side by side
 
 REPORT_COLUMNS = (
     "hops", "mode", "answer recall", "all answers", "ceiling", "nodes", "edges", "tokens",
-    "embed p50/p95", "cypher p50/p95", "select p50/p95", "total p50/p95 ms",
+    "embed p50/p95", "link p50/p95", "cypher p50/p95", "select p50/p95", "total p50/p95 ms",
 )
+LINKING_COLUMNS = ("hops", "topic recall", "linking precision", "linking recall", "no link", "link p50/p95 ms")
 
 
 def evaluate_retrieval(
@@ -39,10 +50,17 @@ def evaluate_retrieval(
     topk: int = 3,
     topk_e: int | None = None,
     cost_e: float = 0.5,
+    oracle_topic: bool = False,
+    modes: Sequence[Mode | str] = EVAL_MODES,
+    params: RetrievalParams | None = None,
     progress: Progress | None = None,
     retriever: Retriever | None = None,
 ) -> dict:
-    """Figures per hop count and mode (see module doc), as a JSON-ready dict."""
+    """Figures per hop count and mode (see module doc), as a JSON-ready dict. ``params`` (its
+    ``hops`` is replaced by each hop count) overrides ``topk``, ``topk_e`` and ``cost_e``."""
+    modes = tuple(Mode(m) for m in modes)
+    if not modes:
+        raise RetrievalError("no retrieval mode to evaluate")
     own = retriever is None
     r = retriever or Retriever(settings)
     try:
@@ -51,33 +69,57 @@ def evaluate_retrieval(
             raise RetrievalError(f"eval-retrieval needs a knowledge-graph dataset; '{dataset}' is {info.kind}")
         tokenizer = r.embedder.model.tokenizer
         r.warm(info.name, max(hops, default=0))
-        report = {"dataset": info.name, "embedder": r.embedder.name, "limit": limit, "split": split, "hops": {}}
+        base = params or RetrievalParams(topk=topk, topk_e=topk_e, cost_e=cost_e)
+        report = {
+            "dataset": info.name, "embedder": r.embedder.name, "limit": limit, "split": split,
+            "questions": "oracle topic" if oracle_topic else "as typed", "parameters": base.to_json(), "hops": {},
+        }
         for h in hops:
             qs = questions_of(r, info.name, split, hops=h, limit=limit)
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}")
-            params = RetrievalParams(hops=h, topk=topk, topk_e=topk_e, cost_e=cost_e)
-            report["hops"][str(h)] = evaluate_hop(r, info, qs, params, tokenizer, progress or NO_PROGRESS)
+            p = replace(base, hops=h)
+            report["hops"][str(h)] = evaluate_hop(r, info, qs, p, tokenizer, progress or NO_PROGRESS, oracle_topic, modes)
         return report
     finally:
         if own:
             r.close()
 
 
-def evaluate_hop(r: Retriever, info: DatasetInfo, qs: list[Question], params: RetrievalParams, tokenizer, progress: Progress) -> dict:
+def evaluate_hop(
+    r: Retriever,
+    info: DatasetInfo,
+    qs: list[Question],
+    params: RetrievalParams,
+    tokenizer,
+    progress: Progress,
+    oracle_topic: bool = False,
+    modes: Sequence[Mode] = EVAL_MODES,
+) -> dict:
     """Figures of one hop count: every question fetched once, every mode chosen from it."""
-    stage = {"embed": [], "cypher": [], "candidate_nodes": []}
-    per_mode = {m: {"any": 0, "all": 0, "nodes": [], "edges": [], "tokens": [], "select_ms": [], "total_ms": []} for m in EVAL_MODES}
+    stage = {"embed": [], "link": [], "cypher": [], "candidate_nodes": []}
+    per_mode = {m: {"any": 0, "all": 0, "nodes": [], "edges": [], "tokens": [], "select_ms": [], "total_ms": []} for m in modes}
+    link = {"true": 0, "linked": 0, "gold": 0, "found": 0, "none": 0}
     ceiling = 0
     with progress.phase(f"{params.hops}-hop questions", total=len(qs), unit="questions") as advance:
         for q in qs:
-            f = r.fetch(q.text, info.name, params=params, question_uid=q.uid)
+            if oracle_topic:
+                f = r.fetch(q.text, info.name, params=params, question_uid=q.uid)
+            else:
+                f = r.fetch(unbracketed(q.text), info.name, params=params)
+                gold_topics, linked = set(q.topic_keys), {x.key for x in f.linked}
+                link["true"] += len(gold_topics & linked)
+                link["linked"] += len(linked)
+                link["gold"] += len(gold_topics)
+                link["found"] += gold_topics <= linked
+                link["none"] += not linked
             gold = set(q.answer_keys) or set(q.answers)
             ceiling += bool(gold & set(f.candidates.node_keys))
             stage["embed"].append(f.embed_ms)
-            stage["cypher"].append(f.fetch_ms)
+            stage["link"].append(f.link_ms)
+            stage["cypher"].append(f.fetch_ms - f.link_ms)
             stage["candidate_nodes"].append(f.candidates.num_nodes)
-            for m in EVAL_MODES:
+            for m in modes:
                 res = r.choose(f, m, data=False)
                 keys = {n.key for n in res.nodes}
                 fig = per_mode[m]
@@ -95,7 +137,14 @@ def evaluate_hop(r: Retriever, info: DatasetInfo, qs: list[Question], params: Re
         "ceiling": round(ceiling / n, 4),
         "mean_candidate_nodes": round(float(np.mean(stage["candidate_nodes"])), 1),
         "embed_ms": percentiles(stage["embed"]),
+        "link_ms": percentiles(stage["link"]),
         "cypher_ms": percentiles(stage["cypher"]),
+        "linking": None if oracle_topic else {
+            "topic_recall": round(link["found"] / n, 4),
+            "precision": round(link["true"] / max(link["linked"], 1), 4),
+            "recall": round(link["true"] / max(link["gold"], 1), 4),
+            "nothing_linked": round(link["none"] / n, 4),
+        },
         "modes": {},
     }
     for m, fig in per_mode.items():
@@ -111,6 +160,10 @@ def evaluate_hop(r: Retriever, info: DatasetInfo, qs: list[Question], params: Re
     return out
 
 
+def _p(fig: dict) -> str:
+    return f"{fig['p50']}/{fig['p95']}"
+
+
 def report_rows(report: dict) -> list[tuple[str, ...]]:
     """The report as table rows under :data:`REPORT_COLUMNS`, one per hop count and mode."""
     rows = []
@@ -119,7 +172,16 @@ def report_rows(report: dict) -> list[tuple[str, ...]]:
             rows.append((
                 h, m, f"{f['answer_recall']:.3f}", f"{f['all_answers_recall']:.3f}", f"{fig['ceiling']:.3f}",
                 f"{f['mean_nodes']:.1f}", f"{f['mean_edges']:.1f}", f"{f['mean_tokens']:.0f}",
-                f"{fig['embed_ms']['p50']}/{fig['embed_ms']['p95']}", f"{fig['cypher_ms']['p50']}/{fig['cypher_ms']['p95']}",
-                f"{f['select_ms']['p50']}/{f['select_ms']['p95']}", f"{f['total_ms']['p50']}/{f['total_ms']['p95']}",
+                _p(fig["embed_ms"]), _p(fig["link_ms"]), _p(fig["cypher_ms"]), _p(f["select_ms"]), _p(f["total_ms"]),
             ))
+    return rows
+
+
+def linking_rows(report: dict) -> list[tuple[str, ...]]:
+    """Linking figures under :data:`LINKING_COLUMNS`, one row per hop count (none with the oracle)."""
+    rows = []
+    for h, fig in report["hops"].items():
+        k = fig["linking"]
+        if k is not None:
+            rows.append((h, f"{k['topic_recall']:.3f}", f"{k['precision']:.3f}", f"{k['recall']:.3f}", f"{k['nothing_linked']:.3f}", _p(fig["link_ms"])))
     return rows

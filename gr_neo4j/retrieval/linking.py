@@ -83,6 +83,11 @@ class Linked:
     alternatives: tuple[str, ...] = ()
 
 
+def unbracketed(question: str) -> str:
+    """``question`` as a person would type it: MetaQA's ``[topic entity]`` brackets removed."""
+    return question.replace("[", "").replace("]", "")
+
+
 def normalise(text: str) -> str:
     """Case- and punctuation-free form: ``"Spider-Man 2"`` -> ``"spider man 2"``."""
     return " ".join(_NON_WORD.sub(" ", text.casefold()).split())
