@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gr_neo4j.retrieval.candidates import Candidates
+from gr_neo4j.retrieval.candidates import Candidates, merge
 from gr_neo4j.retrieval.modes import score, select
-from gr_neo4j.retrieval.paths import PathScorer, select_paths, walks
+from gr_neo4j.retrieval.paths import PathScorer, complete_steps, select_paths, walks
 from gr_neo4j.retrieval.retriever import RetrievalParams
 
 DIM = 16
@@ -117,3 +117,61 @@ def test_no_candidates_no_selection():
                           "edge_ids": [], "edge_index": np.zeros((2, 0), np.int64), "edge_rel": np.zeros(0, np.int64), "topic": np.zeros(0, np.int64)})
     nodes, edges = select_paths(empty, np.zeros(0), Q, scorer(TABLE), 2, np.zeros(0, np.int64))
     assert nodes.tolist() == [] and edges.tolist() == []
+
+
+def test_an_answer_cap_keeps_every_end_of_the_best_paths_past_the_budget():
+    # Budget 3 alone keeps A-F1-D (the best path's end and its walk). With an answer cap, the two best
+    # paths ("... directed by", "... release year") first keep every end: D, Y1997, Y2001; then
+    # budget // 3 = 1 more node may come from the other paths (none fits: each needs a new film).
+    kw = dict(hops=2, roots=np.array([0]), max_paths=3, budget=3)
+    nodes, _ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), **kw)
+    assert [NODES[n] for n in nodes] == ["A", "F1", "D"]
+    nodes, _ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), answer_cap=10, **kw)
+    assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D", "Y1997", "Y2001"]
+    # The cap bounds the all-answers step: at 4 nodes only the year through F1 fits (Y2001 needs F2
+    # too); then one more node from the round robin (F2, the end of "starred actors").
+    nodes, _ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), answer_cap=4, **kw)
+    assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D", "Y1997"]
+
+
+def test_two_named_entities_meet_first_with_a_walk_from_each():
+    # "films A acted in that D directed": walked alone, A reaches F1 and F2 in one step, D reaches
+    # F1, F2 and F3; they meet at F1 and F2 (total length 2). Those come first, each with both walks;
+    # F3 (D's only) and the years do not fit a budget of 4.
+    table = {"starred actors": 0.6, "directed by": 0.6}
+    c = candidates(topic=("A", "D"))
+    nodes, edges = select_paths(c, np.array(NODE_SIM), Q, scorer(table), hops=2, roots=c.topic, budget=4, answer_cap=60, meet=True)
+    assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D"]
+    assert set(edges.tolist()) == {0, 1, 2, 3}
+    # Without meeting, the all-answers step keeps D's films too (F3), past the budget.
+    nodes, _ = select_paths(c, np.array(NODE_SIM), Q, scorer(table), hops=2, roots=c.topic, budget=4, answer_cap=60)
+    assert "F3" in [NODES[n] for n in nodes]
+
+
+def test_the_paths_mode_meets_only_from_several_topic_entities():
+    c = candidates(topic=("A", "D"))
+    params = RetrievalParams(mode="paths", hops=2, node_budget=4).resolved("metaqa", "knowledge-graph")
+    nodes, _ = select("paths", c, score(c, Q), params, scorer({"starred actors": 0.6, "directed by": 0.6}))
+    assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D"]
+
+
+def test_complete_steps_asks_for_the_best_paths_only_when_they_may_be_cut():
+    c = candidates()
+    # Nothing capped and no node on the way has as many relationships as the fan-out: complete.
+    assert complete_steps(c, Q, scorer(TABLE), hops=2, roots=np.array([0]), fanout=50, capped=False) == []
+    # F1 (passed through on the way to D) has 4 candidate relationships: a fan-out of 4 may have cut it.
+    steps = complete_steps(c, Q, scorer(TABLE), hops=2, roots=np.array([0]), fanout=4, capped=False)
+    assert steps == [[("starred actors", False), ("directed by", True)], [("starred actors", False), ("release year", True)]]
+    assert complete_steps(c, Q, scorer(TABLE), hops=2, roots=np.array([0]), fanout=50, capped=True) == steps
+
+
+def test_merge_adds_only_what_is_missing_and_keeps_indices():
+    c = candidates()
+    extra = Candidates(**{**c.__dict__, "node_ids": ["n4", "n9"], "node_keys": ["D", "F9"], "node_texts": ["D", "F9"],
+                          "node_sim": np.array([0.0, 0.7], np.float32), "edge_ids": ["e2", "e99"],
+                          "edge_index": np.array([[1, 1], [0, 0]], np.int64), "edge_rel": np.array([1, 1], np.int64), "topic": np.zeros(0, np.int64)})
+    m = merge(c, extra)
+    assert m.node_keys == NODES + ["F9"] and m.node_sim[-1] == np.float32(0.7)
+    assert m.edge_ids == c.edge_ids + ["e99"]
+    assert m.edge_index[:, -1].tolist() == [len(NODES), NODES.index("D")]  # F9 -directed by-> D
+    assert merge(c, c) is c

@@ -166,7 +166,7 @@ def test_per_sample_graph_in_index_order(conn):
     assert conn.read_tx(lambda tx: graph_candidates(tx, "eg", "9", q)).num_nodes == 0
 
 
-@pytest.mark.parametrize("name", ["retrieve_kg_candidates", "retrieve_graph", "retrieval_datasets", "retrieval_node_embeddings", "retrieval_dump_rel_texts"])
+@pytest.mark.parametrize("name", ["retrieve_kg_candidates", "retrieve_path_ends", "retrieve_graph", "retrieval_datasets", "retrieval_node_embeddings", "retrieval_dump_rel_texts"])
 def test_retrieval_statements_are_read_only(conn, name):
     summary = conn.driver.execute_query("EXPLAIN " + statement(name), database_=conn.database).summary
     assert summary.query_type == "r"
@@ -241,3 +241,47 @@ def test_in_memory_source_through_the_same_retriever(kg, server, mode):
         (theirs.nodes[e.src].key, e.text, theirs.nodes[e.dst].key) for e in theirs.edges
     }
     assert ours.data.x.shape == theirs.data.x.shape == (len(ours.nodes), DIM)
+
+
+@pytest.mark.parametrize(
+    "root, steps",
+    [("h", [[("has", True)]]), ("leaf3", [[("has", False)]]), ("alpha", [[("r", True), ("r", True)], [("r", True)]]), ("a2", [[("r", True)], [("r", False), ("r", False)]]),
+     ("h", [[("has", False)]]), ("t", [[("r", True), ("nope", True)]])],
+)
+def test_path_ends_follow_relation_texts_and_directions_exactly(kg, server, root, steps):
+    # Neo4j and the in-memory graph follow the same steps to the same relationships; a step against
+    # a relationship's direction, or with a text nobody has, reaches nothing.
+    from gr_neo4j.retrieval.inmemory import InMemoryKG
+
+    memory = InMemoryKG.from_neo4j(kg, "kg")
+    with Retriever(server, conn=kg) as r:
+        c = fetch(kg, 0, (root,))
+        ours = r.neo4j.path_ends(c, np.asarray(c.topic), steps, Q, 100)
+    m = memory.candidates(Q, 0, CandidateLimits(topk_nodes=1, topk_edges=1), (root,))
+    theirs = memory.path_ends(m, np.asarray(m.topic), steps, Q, 100)
+    assert triples(ours) == triples(theirs)
+    expected = {
+        ("h", "has", False): set(),
+        # A walk that dies at its second step keeps its first (harmless: the selection keeps walks
+        # along whole relation paths only).
+        ("t", "r", True): {("t", "r", "t1")},
+        ("h", "has", True): {("h", "has", f"leaf{i}") for i in range(10)},
+        ("leaf3", "has", False): {("h", "has", "leaf3")},
+        ("alpha", "r", True): {("alpha", "r", "a1"), ("a1", "r", "a2")},
+        ("a2", "r", True): {("a2", "r", "a3"), ("a1", "r", "a2"), ("alpha", "r", "a1")},
+    }[(root, steps[0][0][0], steps[0][0][1])]
+    assert triples(ours) == expected
+
+
+def test_the_paths_mode_completes_the_best_path_past_the_fanout(kg, server):
+    # The hub h has 10 leaves; a fan-out of 5 fetches 5 of them. Its best (only) relation path is cut
+    # there, so the retriever follows it exactly and keeps all ten answers; without an answer cap it
+    # does not, and keeps only what the capped candidates hold.
+    from gr_neo4j.retrieval import RetrievalParams
+
+    limits = CandidateLimits(topk_nodes=1, topk_edges=1, fanout=5)
+    with Retriever(server, conn=kg) as r:
+        full = r.retrieve("q", "kg", entities=["h"], params=RetrievalParams(mode="paths", hops=1, limits=limits), q=Q)
+        capped = r.retrieve("q", "kg", entities=["h"], params=RetrievalParams(mode="paths", hops=1, answer_cap=0, limits=limits), q=Q)
+    assert {n.key for n in full.nodes} >= {f"leaf{i}" for i in range(10)}
+    assert len({n.key for n in capped.nodes} & {f"leaf{i}" for i in range(10)}) < 10

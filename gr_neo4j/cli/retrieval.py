@@ -23,17 +23,24 @@ MODE = typer.Option(None, "--mode", help="Subgraph selection (default: paths on 
 DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name (default: the only one loaded).")
 MAX_PATHS = typer.Option(DEFAULTS.max_paths, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
 NODE_BUDGET = typer.Option(DEFAULTS.node_budget, "--node-budget", help="paths mode: at most this many nodes.")
+ANSWER_CAP = typer.Option(
+    DEFAULTS.answer_cap, "--answer-cap",
+    help="paths mode: first keep every end of the best two relation paths (all the answers), completed past the candidate caps, up to this many nodes (0: off).",
+)
 LINK = typer.Option(
     DEFAULTS.link, "--link/--no-link",
     help="Knowledge graphs without --entity: the entities the question names are its topic entities (off: vector seeds only).",
 )
 
 
-def _params(mode, hops, topk, topk_e, cost_e, max_paths=DEFAULTS.max_paths, node_budget=DEFAULTS.node_budget, max_nodes=None, max_edges=None, link=DEFAULTS.link):
+def _params(
+    mode, hops, topk, topk_e, cost_e, max_paths=DEFAULTS.max_paths, node_budget=DEFAULTS.node_budget, max_nodes=None, max_edges=None,
+    link=DEFAULTS.link, answer_cap=DEFAULTS.answer_cap,
+):
     changed = {k: v for k, v in {"max_nodes": max_nodes, "max_edges": max_edges}.items() if v is not None}
     limits = replace(CandidateLimits(), **changed)
     return RetrievalParams(
-        mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, link=link, limits=limits,
+        mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, answer_cap=answer_cap, link=link, limits=limits,
     )
 
 
@@ -65,6 +72,7 @@ def ask(
     mode: Mode | None = MODE,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
+    answer_cap: int = ANSWER_CAP,
     link: bool = LINK,
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
@@ -77,7 +85,7 @@ def ask(
 
     settings = settings_from()
     out = ask_fn(
-        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, link=link),
+        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, link=link, answer_cap=answer_cap),
         checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer, progress=RichProgress(err_console),
     )
     if as_json:
@@ -127,12 +135,13 @@ def retrieve(
     mode: Mode | None = MODE,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
+    answer_cap: int = ANSWER_CAP,
     limit: int | None = typer.Option(None, "--limit", help="At most this many questions."),
 ) -> None:
     """Retrieve the subgraph of every question of a split and write the training samples."""
     from ..retrieval.batch import retrieve_split
 
-    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget), limit=limit, progress=RichProgress(err_console))
+    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap), limit=limit, progress=RichProgress(err_console))
     console.print(
         f"Wrote {report.samples} samples to {report.path} in {report.seconds:.1f} s "
         f"(mean {report.mean_nodes:.1f} nodes, {report.mean_edges:.1f} edges; answer in subgraph: {report.answer_recall:.3f})"
@@ -153,6 +162,7 @@ def eval_retrieval(
     cost_e: float = COST_E,
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
+    answer_cap: int = ANSWER_CAP,
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
 ) -> None:
     """Linking, answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side.
@@ -164,7 +174,7 @@ def eval_retrieval(
         hop_list = [int(h) for h in hops.split(",") if h.strip()]
     except ValueError:
         raise typer.BadParameter(f"--hops must be comma-separated integers, got {hops!r}") from None
-    params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget)
+    params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap)
     report = evaluate_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
     )

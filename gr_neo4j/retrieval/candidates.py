@@ -17,7 +17,7 @@ Per-sample graphs: the whole graph of one sample with its embeddings (``cypher/r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
 import neo4j
@@ -153,6 +153,12 @@ class CandidateSource(Protocol):
         """The relation texts of a knowledge-graph dataset and their vectors."""
         ...
 
+    def path_ends(self, c: Candidates, roots: np.ndarray, paths: list[list[tuple[str, bool]]], q: np.ndarray, max_rows: int) -> Candidates:
+        """Every walk from the ``roots`` (indices into ``c``) along each relation path of ``paths``
+        ([relation text, forward] steps), at most ``max_rows`` relationships per path and step, as a
+        candidate graph in ``c``'s vocabulary (merge it with :func:`merge`). One round trip."""
+        ...
+
 
 class Neo4jSource:
     """Candidates from Neo4j (:class:`CandidateSource`), through one reused read session.
@@ -214,6 +220,30 @@ class Neo4jSource:
         except StaleVocabulary:  # relationships loaded since the vocabulary was read
             return run(self.vocab(info.name, refresh=True))
 
+    def path_ends(self, c: Candidates, roots: np.ndarray, paths: list[list[tuple[str, bool]]], q: np.ndarray, max_rows: int) -> Candidates:
+        params = {
+            "roots": [c.node_ids[i] for i in roots],
+            "paths": [[[text, forward] for text, forward in steps] for steps in paths],
+            "max_rows": max_rows,
+            "q": [float(v) for v in q],
+        }
+        r = self.read(lambda tx: tx.run(statement("retrieve_path_ends"), params).single(strict=True))
+        texts = list(c.rel_texts)
+        index = {t: i for i, t in enumerate(texts)}
+        keep = [i for i, t in enumerate(r["edge_texts"]) if t in index]  # a text loaded since: not in c's vocabulary
+        local = {eid: i for i, eid in enumerate(r["node_ids"])}
+        return replace(
+            c,
+            node_ids=r["node_ids"],
+            node_keys=r["node_keys"],
+            node_texts=r["node_texts"],
+            node_sim=(2 * np.asarray(r["node_sims"], dtype=np.float32) - 1).astype(np.float32),
+            edge_ids=[r["edge_ids"][i] for i in keep],
+            edge_index=_edge_index(local, [r["edge_heads"][i] for i in keep], [r["edge_tails"][i] for i in keep]),
+            edge_rel=np.array([index[r["edge_texts"][i]] for i in keep], dtype=np.int64),
+            topic=np.zeros(0, dtype=np.int64),
+        )
+
     def node_embeddings(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
         ids = [c.node_ids[n] for n in nodes]
         return self.read(lambda tx: node_embeddings(tx, ids, c.dimension or 0))
@@ -274,6 +304,35 @@ def kg_candidates(
         rel_texts=vocab.texts,
         rel_attr=vocab.x,
         topic=np.array([local[t] for t in r["topic_ids"] if t in local], dtype=np.int64),
+    )
+
+
+def merge(c: Candidates, extra: Candidates) -> Candidates:
+    """``c`` with the nodes and edges of ``extra`` that it lacks (ids say which; both in the same
+    relation vocabulary). ``c``'s indices are kept; new nodes and edges come after."""
+    local = {nid: i for i, nid in enumerate(c.node_ids)}
+    new_nodes = [i for i, nid in enumerate(extra.node_ids) if nid not in local]
+    for i in new_nodes:
+        local[extra.node_ids[i]] = len(local)
+    known = set(c.edge_ids)
+    new_edges = [e for e, eid in enumerate(extra.edge_ids) if eid not in known]
+    if not new_nodes and not new_edges:
+        return c
+    heads = [local[extra.node_ids[h]] for h in extra.edge_index[0, new_edges]]
+    tails = [local[extra.node_ids[t]] for t in extra.edge_index[1, new_edges]]
+    x = None
+    if c.x is not None and extra.x is not None:
+        x = np.concatenate([c.x, extra.x[new_nodes]])
+    return replace(
+        c,
+        node_ids=c.node_ids + [extra.node_ids[i] for i in new_nodes],
+        node_keys=c.node_keys + [extra.node_keys[i] for i in new_nodes],
+        node_texts=c.node_texts + [extra.node_texts[i] for i in new_nodes],
+        node_sim=np.concatenate([c.node_sim, extra.node_sim[new_nodes]]).astype(np.float32),
+        x=x,
+        edge_ids=c.edge_ids + [extra.edge_ids[e] for e in new_edges],
+        edge_index=np.concatenate([c.edge_index, np.array([heads, tails], dtype=np.int64).reshape(2, -1)], axis=1),
+        edge_rel=np.concatenate([c.edge_rel, extra.edge_rel[new_edges]]).astype(np.int64),
     )
 
 

@@ -12,7 +12,7 @@ exact caps. Only the order in which a node's relationships are met can differ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -100,6 +100,43 @@ class InMemoryKG:
 
     def node_embeddings(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
         return c.x[nodes]
+
+    def path_ends(self, c: Candidates, roots: np.ndarray, paths: list[list[tuple[str, bool]]], q: np.ndarray, max_rows: int) -> Candidates:
+        """Every walk along ``paths`` from the ``roots`` (see :meth:`CandidateSource.path_ends`)."""
+        rel_index = {t: i for i, t in enumerate(self.rel_texts)}
+        start = [int(c.node_ids[i]) for i in roots]
+        root_set = set(start)
+        edges: dict[int, None] = {}
+        for steps in paths:
+            front = list(dict.fromkeys(start))
+            for text, forward in steps:
+                rel, rows, nxt = rel_index.get(text, -1), 0, {}
+                for a in front:
+                    for e in self.incident[self.indptr[a] : self.indptr[a + 1]].tolist():
+                        if self.rel_of_edge[e] != rel or (int(self.heads[e]) == a) != forward or rows >= max_rows:
+                            continue
+                        b = int(self.tails[e] if forward else self.heads[e])
+                        if b in root_set:
+                            continue
+                        edges[e] = None
+                        nxt[b] = None
+                        rows += 1
+                front = list(nxt)
+        e = np.asarray(list(edges), dtype=np.int64)
+        nodes = list(dict.fromkeys(np.concatenate([self.heads[e], self.tails[e]]).tolist()))
+        local = {n: i for i, n in enumerate(nodes)}
+        return replace(
+            c,
+            node_ids=[str(n) for n in nodes],
+            node_keys=[self.keys[n] for n in nodes],
+            node_texts=[self.texts[n] for n in nodes],
+            node_sim=(self.x[nodes] @ q).astype(np.float32) if nodes else np.zeros(0, dtype=np.float32),
+            x=self.x[nodes] if nodes else np.zeros((0, self.x.shape[1]), dtype=np.float32),
+            edge_ids=[str(i) for i in edges],
+            edge_index=np.array([[local[int(h)] for h in self.heads[e]], [local[int(t)] for t in self.tails[e]]], dtype=np.int64).reshape(2, -1),
+            edge_rel=self.rel_of_edge[e],
+            topic=np.zeros(0, dtype=np.int64),
+        )
 
     def candidates(self, q: np.ndarray, hops: int, limits: CandidateLimits, topic_keys=()) -> Candidates:
         """The candidate graph of question vector ``q`` ``[D]`` (see the module doc)."""

@@ -99,6 +99,11 @@ def selector(mode: Mode | str) -> Selector:
         raise ValueError(f"unknown retrieval mode {str(mode)!r} (one of {', '.join(SELECTORS)})") from None
 
 
+def path_roots(c: Candidates, s: Scored, params: RetrievalParams) -> np.ndarray:
+    """Where the ``paths`` mode's walks start: the topic entities, else the ``topk`` most similar nodes."""
+    return c.topic if len(c.topic) else np.argsort(-s.node, kind="stable")[: max(params.topk, 1)]
+
+
 @register
 class Paths(Selector):
     mode = Mode.PATHS
@@ -106,8 +111,8 @@ class Paths(Selector):
     def choose(self, c, s, params, scorer):
         if scorer is None:
             raise ValueError("the paths mode needs a PathScorer")
-        roots = c.topic if len(c.topic) else np.argsort(-s.node, kind="stable")[: max(params.topk, 1)]
-        return select_paths(c, s.node, s.q, scorer, params.hops, roots, params.max_paths, params.node_budget)
+        roots = path_roots(c, s, params)
+        return select_paths(c, s.node, s.q, scorer, params.hops, roots, params.max_paths, params.node_budget, params.answer_cap, meet=len(c.topic) > 1)
 
 
 @register

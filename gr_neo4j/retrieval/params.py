@@ -48,7 +48,10 @@ class RetrievalParams:
     hops: expansion depth around the seeds on knowledge graphs (0..3).
     topk, topk_e, cost_e: G-Retriever's PCST parameters (3, 5 or 3 on scene graphs, 0.5).
     max_paths, node_budget: the ``paths`` mode keeps the ends of the ``max_paths`` relation paths
-        most similar to the question, at most ``node_budget`` nodes in all.
+        most similar to the question, ``node_budget`` nodes of them.
+    answer_cap: the ``paths`` mode first keeps every end of the best two relation paths (all the
+        answers of "what films did X act in"), completing them past the candidate caps, up to this
+        many nodes; ``node_budget // 3`` more then go to the other paths. 0: ``node_budget`` in all.
     link: on knowledge graphs, a question asked without topic entities (no ``--entity``, no
         stored question) gets the entities it names as topics (:mod:`.linking`); off: vector
         seeds only.
@@ -61,6 +64,7 @@ class RetrievalParams:
     cost_e: float = 0.5
     max_paths: int = 12
     node_budget: int = 30
+    answer_cap: int = 60
     link: bool = True
     limits: CandidateLimits = CandidateLimits()
 
@@ -81,6 +85,8 @@ class RetrievalParams:
             raise RetrievalError("topk, topk_e and cost_e must not be negative")
         if self.max_paths < 1 or self.node_budget < 1:
             raise RetrievalError("max_paths and node_budget must be at least 1")
+        if self.answer_cap < 0:
+            raise RetrievalError("answer_cap must not be negative")
         topk_e = self.topk_e if self.topk_e is not None else (3 if dataset in SCENE_GRAPH_DATASETS else 5)
         limits = replace(self.limits, topk_nodes=self.topk, topk_edges=topk_e)
         return replace(self, mode=mode, topk_e=topk_e, limits=limits)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .candidates import Candidates
 
+FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an answer cap is set
 MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
 
 
@@ -138,6 +139,100 @@ def path_text(steps: tuple[tuple[int, bool], ...], rel_texts: Sequence[str]) -> 
     return " ".join(rel_texts[r] for r, _ in steps)
 
 
+@dataclass(frozen=True)
+class RankedPath:
+    """A relation path from the roots: its id in :class:`Walks`, layer (edges - 1) and similarity."""
+
+    pid: int
+    layer: int
+    sim: float
+
+
+def rank_paths(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer, max_paths: int) -> list[RankedPath]:
+    """The ``max_paths`` relation paths of ``w`` most similar to ``q`` (shorter first on ties)."""
+    layer_of = {}
+    for L, p in enumerate(w.path):
+        for pid in np.unique(p).tolist():
+            layer_of[pid] = L
+    pids = sorted(layer_of)
+    sims = scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q)
+    ranked = sorted(range(len(pids)), key=lambda i: (-float(sims[i]), len(w.steps[pids[i]]), pids[i]))[:max_paths]
+    return [RankedPath(pids[i], layer_of[pids[i]], float(sims[i])) for i in ranked]
+
+
+def complete_steps(
+    c: Candidates, q: np.ndarray, scorer: PathScorer, hops: int, roots: np.ndarray, fanout: int, capped: bool, full_paths: int = FULL_PATHS,
+) -> list[list[tuple[str, bool]]]:
+    """The best ``full_paths`` relation paths as [relation text, forward] steps, when the candidate
+    graph may lack some of their walks, else ``[]``: it may when a cap cut it (``capped``) or when a
+    node a walk passes through before its last step has ``fanout`` candidate relationships (its
+    expansion was cut there)."""
+    roots = np.unique(np.asarray(roots, dtype=np.int64))
+    if c.num_nodes == 0 or len(roots) == 0 or hops == 0:
+        return []
+    w = walks(c, roots, hops)
+    top = rank_paths(c, w, q, scorer, full_paths)
+    if not top:
+        return []
+    if not capped:
+        degree = np.bincount(c.edge_index.reshape(-1), minlength=c.num_nodes)
+        inner = [roots] + [w.node[L] for L in range(max(p.layer for p in top))]
+        if degree[np.concatenate(inner)].max(initial=0) < fanout:
+            return []
+    return [[(c.rel_texts[r], not reversed_) for r, reversed_ in w.steps[p.pid]] for p in top]
+
+
+def take_from(w: Walks, L: int, row: int, nodes: dict[int, None], edges: dict[int, None], limit: int) -> bool:
+    """Add to ``nodes``/``edges`` the walk of ``w`` ending at state ``row`` of layer ``L``, unless
+    that would make more than ``limit`` nodes; True when added."""
+    walk_nodes, walk_edges = [], []
+    while L >= 0:
+        walk_nodes.append(int(w.node[L][row]))
+        walk_edges.append(int(w.edge[L][row]))
+        row, L = int(w.parent[L][row]), L - 1
+    new = [v for v in dict.fromkeys(walk_nodes) if v not in nodes]
+    if len(nodes) + len(new) > limit:
+        return False
+    nodes.update(dict.fromkeys(new))
+    edges.update(dict.fromkeys(reversed(walk_edges)))
+    return True
+
+
+def meeting_points(c: Candidates, q: np.ndarray, scorer: PathScorer, hops: int, roots: np.ndarray, limit: int) -> list[list[tuple[int, int, Walks]]]:
+    """Where the walks from several roots meet, closest first: for each such node (at most
+    ``limit``), one walk from every root that reaches it, as (layer, state, walks of that root).
+
+    Each root is walked alone; a node reached from more roots ranks first, then by the total length
+    of its shortest walks, then by the similarity of their relation paths to ``q``. Only the nodes
+    at the smallest total length are kept: farther ones (a genre two films away from both names)
+    meet by coincidence.
+    """
+    best: dict[int, dict[int, tuple[int, float, int, Walks]]] = {}
+    root_set = set(roots.tolist())
+    for k, r in enumerate(roots.tolist()):
+        w = walks(c, np.array([r]), hops)
+        for L in range(len(w.path)):
+            pids = np.unique(w.path[L]).tolist()
+            sim = dict(zip(pids, scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q).tolist()))
+            for row, (v, pid) in enumerate(zip(w.node[L].tolist(), w.path[L].tolist())):
+                if v in root_set:
+                    continue
+                seen = best.setdefault(v, {}).get(k)
+                if seen is None or (L, -sim[pid]) < (seen[0], -seen[1]):
+                    best[v][k] = (L, sim[pid], row, w)
+    met = [(v, by_root) for v, by_root in best.items() if len(by_root) > 1]
+    if not met:
+        return []
+
+    def rank(item):
+        v, by_root = item
+        return (-len(by_root), sum(x[0] + 1 for x in by_root.values()), -sum(x[1] for x in by_root.values()), v)
+
+    met.sort(key=rank)
+    closest = rank(met[0])[:2]
+    return [[(L, row, w) for L, _, row, w in by_root.values()] for v, by_root in met if rank((v, by_root))[:2] == closest][:limit]
+
+
 def select_paths(
     c: Candidates,
     node_sim: np.ndarray,
@@ -147,10 +242,18 @@ def select_paths(
     roots: np.ndarray,
     max_paths: int = 12,
     budget: int = 30,
+    answer_cap: int = 0,
+    full_paths: int = FULL_PATHS,
+    meet: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Chosen (node indices sorted ascending, edge indices) of the candidate graph (see module doc).
 
-    ``node_sim`` ``[N]`` breaks ties between ends equally supported; ``budget`` caps the nodes.
+    ``node_sim`` ``[N]`` breaks ties between ends equally supported. The ``full_paths`` best paths
+    first keep every end, up to ``answer_cap`` nodes in all (all the answers of a question with many);
+    then the round robin adds up to ``budget`` nodes more (``budget`` in all when ``answer_cap`` is 0).
+    ``meet``: the roots are entities the question names (two or more); the nodes where walks from
+    several of them meet come first, with a walk from each (:func:`meeting_points`), and they
+    replace the all-answers step: "films X acted in that Y directed" is answered where X meets Y.
     """
     roots = np.unique(np.asarray(roots, dtype=np.int64))
     if c.num_nodes == 0 or len(roots) == 0:
@@ -158,45 +261,43 @@ def select_paths(
     w = walks(c, roots, hops)
     chosen_nodes = dict.fromkeys(roots[: max(budget, 1)].tolist())
     chosen_edges: dict[int, None] = {}
+
+    def take(L: int, row: int, limit: int) -> None:
+        take_from(w, L, row, chosen_nodes, chosen_edges, limit)
+
+    meeting = meeting_points(c, q, scorer, hops, roots, budget // 2) if meet and len(roots) > 1 else []
+    for walk in meeting:
+        for L, row, pw in walk:
+            take_from(pw, L, row, chosen_nodes, chosen_edges, budget)
+    if meeting:
+        answer_cap = 0
     if w.path:
-        # Each relation path: its layer, and its end nodes with the walks reaching them.
-        layer_of = {}
-        for L, p in enumerate(w.path):
-            for pid in np.unique(p).tolist():
-                layer_of[pid] = L
-        pids = sorted(layer_of)
-        texts = [path_text(w.steps[p], c.rel_texts) for p in pids]
-        sims = scorer.scores(texts, q)
-        ranked = sorted(range(len(pids)), key=lambda i: (-float(sims[i]), len(w.steps[pids[i]]), pids[i]))[:max_paths]
         queues = []
-        for i in ranked:
-            pid, L = pids[i], layer_of[pids[i]]
-            rows = np.flatnonzero(w.path[L] == pid)
-            ends, inverse = np.unique(w.node[L][rows], return_inverse=True)
+        for p in rank_paths(c, w, q, scorer, max_paths):
+            rows = np.flatnonzero(w.path[p.layer] == p.pid)
+            ends, inverse = np.unique(w.node[p.layer][rows], return_inverse=True)
             support = np.zeros(len(ends), dtype=np.int64)
-            np.add.at(support, inverse.reshape(-1), w.count[L][rows])
+            np.add.at(support, inverse.reshape(-1), w.count[p.layer][rows])
             best_row = {}
-            for r, end in zip(rows.tolist(), w.node[L][rows].tolist()):
+            for r, end in zip(rows.tolist(), w.node[p.layer][rows].tolist()):
                 best_row.setdefault(end, r)
             order = sorted(range(len(ends)), key=lambda j: (-int(support[j]), -float(node_sim[ends[j]]), int(ends[j])))
-            queues.append([(L, best_row[int(ends[j])]) for j in order])
+            queues.append([(p.layer, best_row[int(ends[j])]) for j in order])
         position = [0] * len(queues)
+        if answer_cap > 0:
+            # All the answers: the best paths keep every end they can within the cap.
+            for k in range(min(full_paths, len(queues))):
+                for L, row in queues[k]:
+                    take(L, row, answer_cap)
+                position[k] = len(queues[k])
+            budget = max(budget, len(chosen_nodes) + budget // 3)
         while len(chosen_nodes) < budget and any(position[k] < len(qq) for k, qq in enumerate(queues)):
             for k, qq in enumerate(queues):
                 if position[k] >= len(qq) or len(chosen_nodes) >= budget:
                     continue
                 L, row = qq[position[k]]
                 position[k] += 1
-                walk_nodes, walk_edges = [], []
-                while L >= 0:
-                    walk_nodes.append(int(w.node[L][row]))
-                    walk_edges.append(int(w.edge[L][row]))
-                    row, L = int(w.parent[L][row]), L - 1
-                new = [v for v in dict.fromkeys(walk_nodes) if v not in chosen_nodes]
-                if len(chosen_nodes) + len(new) > budget:
-                    continue
-                chosen_nodes.update(dict.fromkeys(new))
-                chosen_edges.update(dict.fromkeys(reversed(walk_edges)))
+                take(L, row, budget)
     nodes = np.array(sorted(chosen_nodes), dtype=np.int64)
     inside = np.zeros(c.num_nodes, dtype=bool)
     inside[nodes] = True

@@ -41,11 +41,12 @@ from .candidates import (
     DatasetInfo,
     Neo4jSource,
     RelationVocab,
+    merge,
 )
 from .linking import Linked, link
-from .modes import Scored, Selection, score, selector
+from .modes import Scored, Selection, path_roots, score, selector
 from .params import RetrievalError, RetrievalParams
-from .paths import PathScorer
+from .paths import PathScorer, complete_steps
 from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 
 
@@ -221,9 +222,9 @@ class Retriever:
         ``data=False`` skips the node embeddings (and so the ``Data``): figures only."""
         params = f.params if mode is None else replace(f.params, mode=Mode(mode))
         began = time.perf_counter()
-        sel = selector(params.mode)(f.candidates, f.scored, params, self.paths)
+        c, s, complete_ms = self.complete(f, params)
+        sel = selector(params.mode)(c, s, params, self.paths)
         chosen = time.perf_counter()
-        c = f.candidates
         x = None
         if c.x is not None:
             x = c.x[sel.nodes]
@@ -235,11 +236,30 @@ class Retriever:
         ms = 1000.0
         timings = Timings(
             embed_ms=f.embed_ms,
-            cypher_ms=f.fetch_ms + ms * (fetched_x - chosen),
-            pcst_ms=f.score_ms + ms * (chosen - began),
+            cypher_ms=f.fetch_ms + complete_ms + ms * (fetched_x - chosen),
+            pcst_ms=f.score_ms + ms * (chosen - began) - complete_ms,
             total_ms=f.embed_ms + f.fetch_ms + f.score_ms + ms * (done - began),
         )
         return replace(result, timings=timings, seeds=f.seeds, linked=f.linked)
+
+    def complete(self, f: Fetched, params: RetrievalParams) -> tuple[Candidates, Scored, float]:
+        """Stage 3a, ``paths`` mode with an answer cap: when the candidate caps may have cut the
+        walks of the best relation paths, follow those paths exactly (one more read) and add what
+        they reach. Returns the candidates, their scores and the milliseconds the read took."""
+        c, s = f.candidates, f.scored
+        if params.mode is not Mode.PATHS or params.answer_cap == 0 or f.dataset.kind != "knowledge-graph":
+            return c, s, 0.0
+        roots = path_roots(c, s, params)
+        lim = params.limits
+        capped = c.num_nodes >= lim.max_nodes or c.num_edges >= lim.max_edges
+        steps = complete_steps(c, s.q, self.paths, params.hops, roots, lim.fanout, capped)
+        if not steps:
+            return c, s, 0.0
+        began = time.perf_counter()
+        extra = self.source.path_ends(c, roots, steps, s.q, max(lim.max_edges, params.answer_cap))
+        read_ms = 1000.0 * (time.perf_counter() - began)
+        merged = merge(c, extra)
+        return merged, (s if merged is c else score(merged, s.q)), read_ms
 
     def retrieve(
         self,
@@ -284,7 +304,7 @@ def build_result(
     topic = {int(t) for t in c.topic}
     out_nodes = [RetrievedNode(c.node_ids[n], c.node_keys[n], c.node_texts[n], float(c.node_sim[n]), int(n) in topic) for n in nodes]
     out_edges = [
-        RetrievedEdge(c.edge_ids[e], position[int(c.edge_index[0, e])], position[int(c.edge_index[1, e])], c.edge_texts[e], float(sel.edge_scores[e]))
+        RetrievedEdge(c.edge_ids[e], position[int(c.edge_index[0, e])], position[int(c.edge_index[1, e])], c.rel_texts[c.edge_rel[e]], float(sel.edge_scores[e]))
         for e in edges
     ]
     if c.node_idx is not None:
