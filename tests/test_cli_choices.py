@@ -49,7 +49,7 @@ def test_retrieval_option_defaults_are_the_librarys():
     library = RetrievalParams()
     for command in (cli_retrieval.ask, cli_retrieval.retrieve):
         options = inspect.signature(command).parameters
-        for name in ("hops", "topk", "topk_e", "cost_e", "max_paths", "node_budget", "mode"):
+        for name in ("hops", "topk", "topk_e", "cost_e", "max_paths", "node_budget", "answer_cap", "mode"):
             assert options[name].default.default == getattr(library, name), (command.__name__, name)
 
 

@@ -185,3 +185,24 @@ def test_ask_shows_linked_entities_and_no_link_turns_linking_off(metaqa, server,
     assert out.exit_code == 0, out.output
     result = json.loads(out.stdout)
     assert result["seeds"] == "vector" and result["linked"] == [] and result["parameters"]["link"] is False
+
+
+def test_eval_retrieval_asks_as_typed_and_reports_linking(metaqa, server, monkeypatch, tmp_path):
+    # As typed: brackets removed and no TOPIC links, so the linker finds the topics and is scored
+    # against them; --oracle-topic gives the stored topics instead and has no linking figures.
+    monkeypatch.setenv("GR_NEO4J_HOME", str(server.home))
+    typed, oracle = tmp_path / "typed.json", tmp_path / "oracle.json"
+    base = ["eval-retrieval", "-d", "metaqa", "--hops", "1", "--limit", "20", "--mode", "paths", "--mode", "whole"]
+    out = runner.invoke(app, [*base, "--json-out", str(typed)])
+    assert out.exit_code == 0, out.output
+    assert "Entity linking" in out.output
+    report = json.loads(typed.read_text())
+    fig = report["hops"]["1"]
+    assert report["questions"] == "as typed" and set(fig["modes"]) == {"paths", "whole"}
+    assert fig["linking"]["recall"] >= 0.9 and fig["linking"]["precision"] >= 0.9
+    assert 0 < fig["modes"]["paths"]["all_answers_recall"] <= fig["modes"]["paths"]["answer_recall"] <= fig["ceiling"]
+    out = runner.invoke(app, [*base, "--oracle-topic", "--json-out", str(oracle)])
+    assert out.exit_code == 0, out.output
+    report = json.loads(oracle.read_text())
+    assert report["questions"] == "oracle topic" and report["hops"]["1"]["linking"] is None
+    assert "Entity linking" not in out.output

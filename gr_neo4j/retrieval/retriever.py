@@ -10,7 +10,8 @@ Stages of one question:
    round trip, :class:`~.candidates.Neo4jSource`; or the whole graph in memory) and **score** it
    (:func:`~.modes.score`): :meth:`Retriever.fetch` -> :class:`Fetched`;
 3. **select** with the selector registered for the :class:`~gr_neo4j.defaults.Mode`
-   (:mod:`.modes`);
+   (:mod:`.modes`); ``paths`` with an answer cap first **completes** its two best relation paths
+   when the candidate caps may have cut them (:meth:`Retriever.complete`, one more read);
 4. **build** the result: the chosen nodes' embeddings (a second small read when the candidates
    came without them), G-Retriever's text and the PyG ``Data``: :meth:`Retriever.choose`.
 
