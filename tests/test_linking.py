@@ -206,3 +206,30 @@ def test_eval_retrieval_asks_as_typed_and_reports_linking(metaqa, server, monkey
     report = json.loads(oracle.read_text())
     assert report["questions"] == "oracle topic" and report["hops"]["1"]["linking"] is None
     assert "Entity linking" not in out.output
+
+
+def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(metaqa, server, monkeypatch):
+    # Kept last in this module: the ranker it stores changes how this dataset's paths are ranked.
+    from gr_neo4j.retrieval.path_ranker import load_ranker
+
+    monkeypatch.setenv("GR_NEO4J_HOME", str(server.home))
+    base = ["train-paths", "-d", "metaqa", "--hops", "1,2", "--skip", "0", "--limit", "10", "--epochs", "3", "--json"]
+    out = runner.invoke(app, [*base, "--dry-run"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["questions"] == {"1": 3, "2": 2} and report["saved"] is False
+    assert load_ranker(metaqa.conn, "metaqa") is None
+    out = runner.invoke(app, base)
+    assert out.exit_code == 0, out.output
+    ranker = load_ranker(metaqa.conn, "metaqa")
+    assert ranker is not None and ranker.embedder == metaqa.embedder.name
+    assert ranker.weight.shape == (metaqa.embedder.dimension,) * 2 and ranker.report["skip"] == 0
+    metaqa.rankers.clear()
+    assert metaqa.path_scorer("metaqa").ranker is not None and metaqa.path_scorer("metaqa", learned=False).ranker is None
+    result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(hops=1))
+    assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in result.nodes}
+    assert result.parameters["path_ranker"] is True
+    out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--skip", "100"])
+    assert out.exit_code == 1 and "no questions with hops = 1 after the first 100" in out.output
+    metaqa.conn.run_autocommit("MATCH (d:Dataset {name: 'metaqa'}) REMOVE d.path_ranker_weight")
+    metaqa.rankers.clear()

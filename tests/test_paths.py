@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from gr_neo4j.retrieval.candidates import Candidates, merge
 from gr_neo4j.retrieval.modes import score, select
-from gr_neo4j.retrieval.paths import PathScorer, complete_steps, select_paths, walks
+from gr_neo4j.retrieval.path_ranker import PathRanker
+from gr_neo4j.retrieval.path_training import PathExample, fit, top1
+from gr_neo4j.retrieval.paths import PathScorer, complete_steps, rank_paths, select_paths, walks
 from gr_neo4j.retrieval.retriever import RetrievalParams
 
 DIM = 16
@@ -113,8 +117,7 @@ def test_paths_mode_roots_at_the_most_similar_nodes_without_topic_and_respects_t
 
 def test_no_candidates_no_selection():
     c = candidates()
-    empty = Candidates(**{**c.__dict__, "node_ids": [], "node_keys": [], "node_texts": [], "node_sim": np.zeros(0, np.float32),
-                          "edge_ids": [], "edge_index": np.zeros((2, 0), np.int64), "edge_rel": np.zeros(0, np.int64), "topic": np.zeros(0, np.int64)})
+    empty = replace(c, node_ids=[], node_keys=[], node_texts=[], node_sim=np.zeros(0, np.float32), edge_ids=[], edge_index=np.zeros((2, 0), np.int64), edge_rel=np.zeros(0, np.int64), topic=np.zeros(0, np.int64))
     nodes, edges = select_paths(empty, np.zeros(0), Q, scorer(TABLE), 2, np.zeros(0, np.int64))
     assert nodes.tolist() == [] and edges.tolist() == []
 
@@ -167,11 +170,52 @@ def test_complete_steps_asks_for_the_best_paths_only_when_they_may_be_cut():
 
 def test_merge_adds_only_what_is_missing_and_keeps_indices():
     c = candidates()
-    extra = Candidates(**{**c.__dict__, "node_ids": ["n4", "n9"], "node_keys": ["D", "F9"], "node_texts": ["D", "F9"],
-                          "node_sim": np.array([0.0, 0.7], np.float32), "edge_ids": ["e2", "e99"],
-                          "edge_index": np.array([[1, 1], [0, 0]], np.int64), "edge_rel": np.array([1, 1], np.int64), "topic": np.zeros(0, np.int64)})
+    extra = replace(c, node_ids=["n4", "n9"], node_keys=["D", "F9"], node_texts=["D", "F9"], node_sim=np.array([0.0, 0.7], np.float32), edge_ids=["e2", "e99"], edge_index=np.array([[1, 1], [0, 0]], np.int64), edge_rel=np.array([1, 1], np.int64), topic=np.zeros(0, np.int64))
     m = merge(c, extra)
     assert m.node_keys == NODES + ["F9"] and m.node_sim[-1] == np.float32(0.7)
     assert m.edge_ids == c.edge_ids + ["e99"]
     assert m.edge_index[:, -1].tolist() == [len(NODES), NODES.index("D")]  # F9 -directed by-> D
     assert merge(c, c) is c
+
+
+# -- the learned relation-path ranker -----------------------------------------------------------
+
+
+def test_an_untrained_ranker_is_the_cosine_and_its_length_bias_reorders_paths():
+    zero = PathRanker(np.zeros((DIM, DIM), np.float32), np.zeros(3, np.float32), "table")
+    c = candidates()
+    w = walks(c, np.array([0]), 2)
+    plain = rank_paths(c, w, Q, scorer(TABLE), 3)
+    same = rank_paths(c, w, Q, scorer(TABLE).using(zero), 3)
+    assert [(p.pid, round(p.sim, 5)) for p in plain] == [(p.pid, round(p.sim, 5)) for p in same]
+    assert RELS[w.steps[plain[0].pid][0][0]] == "starred actors" and len(w.steps[plain[0].pid]) == 2
+    one_hop = replace(zero, bias=np.array([1.0, 0.0, 0.0], np.float32))
+    top = rank_paths(c, w, Q, scorer(TABLE).using(one_hop), 1)[0]
+    assert len(w.steps[top.pid]) == 1 and top.sim == pytest.approx(1.4, abs=1e-5)
+
+
+def test_scorers_made_with_using_share_the_vector_cache():
+    calls = []
+    base = PathScorer(lambda texts: calls.append(list(texts)) or np.stack([unit(0.5, 1) for _ in texts]))
+    ranked = base.using(PathRanker(np.zeros((DIM, DIM), np.float32), np.zeros(1, np.float32), "table"))
+    base.vectors(["a b"])
+    ranked.vectors(["a b", "c"])
+    assert calls == [["a b"], ["c"]] and base.using(None).ranker is None
+
+
+def test_fit_learns_which_path_each_kind_of_question_means():
+    # Two kinds of question (axis 3 or axis 4 besides the shared axis 0) and two paths: the cosine
+    # always prefers "x", but questions of the first kind mean "y". Held-out top-1: 0.5 -> 1.0.
+    rng = np.random.default_rng(0)
+    vectors = {"x": unit(0.6, 1), "y": unit(0.4, 2)}
+
+    def example(kind: int) -> PathExample:
+        q = np.eye(DIM, dtype=np.float32)[0] + 0.6 * np.eye(DIM, dtype=np.float32)[3 + kind] + 0.05 * rng.standard_normal(DIM).astype(np.float32)
+        return PathExample(q / np.linalg.norm(q), 1, ["x", "y"], np.array([1, 1]), np.array([kind == 1, kind == 0]))
+
+    train = [example(k % 2) for k in range(40)]
+    held = [example(k % 2) for k in range(20)]
+    assert top1(held, None, vectors) == 0.5
+    ranker = fit(train, vectors, "table", max_hops=1, epochs=30, lr=1e-2)
+    assert top1(held, ranker, vectors) == 1.0
+    assert ranker.weight.shape == (DIM, DIM) and ranker.bias.shape == (1,)

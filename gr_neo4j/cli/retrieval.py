@@ -32,15 +32,21 @@ LINK = typer.Option(
     help="Knowledge graphs without --entity: the entities the question names are its topic entities (off: vector seeds only).",
 )
 
+PATH_RANKER = typer.Option(
+    DEFAULTS.path_ranker, "--path-ranker/--no-path-ranker",
+    help="paths mode: rank relation paths with the dataset's trained ranker when it has one (`gr-neo4j train-paths`); off: cosine only.",
+)
+
 
 def _params(
     mode, hops, topk, topk_e, cost_e, max_paths=DEFAULTS.max_paths, node_budget=DEFAULTS.node_budget, max_nodes=None, max_edges=None,
-    link=DEFAULTS.link, answer_cap=DEFAULTS.answer_cap,
+    link=DEFAULTS.link, answer_cap=DEFAULTS.answer_cap, path_ranker=DEFAULTS.path_ranker,
 ):
     changed = {k: v for k, v in {"max_nodes": max_nodes, "max_edges": max_edges}.items() if v is not None}
     limits = replace(CandidateLimits(), **changed)
     return RetrievalParams(
-        mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, answer_cap=answer_cap, link=link, limits=limits,
+        mode=mode, hops=hops, topk=topk, topk_e=topk_e, cost_e=cost_e, max_paths=max_paths, node_budget=node_budget, answer_cap=answer_cap, link=link,
+        path_ranker=path_ranker, limits=limits,
     )
 
 
@@ -74,6 +80,7 @@ def ask(
     node_budget: int = NODE_BUDGET,
     answer_cap: int = ANSWER_CAP,
     link: bool = LINK,
+    path_ranker: bool = PATH_RANKER,
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="A trained GNN + LLM checkpoint directory (default: the LLM zero-shot)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     no_record: bool = typer.Option(False, "--no-record", help="Do not record a Retrieval node (read-only users)."),
@@ -85,7 +92,7 @@ def ask(
 
     settings = settings_from()
     out = ask_fn(
-        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, link=link, answer_cap=answer_cap),
+        settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, link=link, answer_cap=answer_cap, path_ranker=path_ranker),
         checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer, progress=RichProgress(err_console),
     )
     if as_json:
@@ -136,12 +143,14 @@ def retrieve(
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
     answer_cap: int = ANSWER_CAP,
+    path_ranker: bool = PATH_RANKER,
     limit: int | None = typer.Option(None, "--limit", help="At most this many questions."),
 ) -> None:
     """Retrieve the subgraph of every question of a split and write the training samples."""
     from ..retrieval.batch import retrieve_split
 
-    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap), limit=limit, progress=RichProgress(err_console))
+    report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap, path_ranker=path_ranker),
+        limit=limit, progress=RichProgress(err_console))
     console.print(
         f"Wrote {report.samples} samples to {report.path} in {report.seconds:.1f} s "
         f"(mean {report.mean_nodes:.1f} nodes, {report.mean_edges:.1f} edges; answer in subgraph: {report.answer_recall:.3f})"
@@ -163,6 +172,7 @@ def eval_retrieval(
     max_paths: int = MAX_PATHS,
     node_budget: int = NODE_BUDGET,
     answer_cap: int = ANSWER_CAP,
+    path_ranker: bool = PATH_RANKER,
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
 ) -> None:
     """Linking, answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side.
@@ -170,11 +180,8 @@ def eval_retrieval(
     Questions are asked as typed (brackets removed, topic entities linked in the text) unless --oracle-topic."""
     from ..retrieval.evaluate import LINKING_COLUMNS, REPORT_COLUMNS, evaluate_retrieval, linking_rows, report_rows
 
-    try:
-        hop_list = [int(h) for h in hops.split(",") if h.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"--hops must be comma-separated integers, got {hops!r}") from None
-    params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap)
+    hop_list = _hop_list(hops)
+    params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap, path_ranker=path_ranker)
     report = evaluate_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
     )
@@ -198,8 +205,44 @@ def eval_retrieval(
         console.print(f"[dim]figures written to {json_out}[/]")
 
 
+def train_paths(
+    dataset: str = typer.Option("metaqa", "--dataset", "-d", help="A knowledge-graph dataset with hop-tagged questions and answers."),
+    hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to train on."),
+    skip: int = typer.Option(1000, "--skip", help="Questions per hop count passed over first (uid order): eval-retrieval's first 300 stay unseen."),
+    limit: int = typer.Option(300, "--limit", help="Questions per hop count trained on (a fifth held out for the report)."),
+    split: str | None = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
+    epochs: int = typer.Option(30, "--epochs"),
+    lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate."),
+    save: bool = typer.Option(True, "--save/--dry-run", help="Store the ranker on the dataset (or only report how it would do)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Train the dataset's relation-path ranker on its own questions and store it in Neo4j (used by the paths mode)."""
+    from ..retrieval.path_training import train_path_ranker
+
+    hop_list = _hop_list(hops)
+    r = train_path_ranker(settings_from(), dataset, hop_list, split, skip, limit, epochs, lr, save=save, progress=RichProgress(err_console))
+    if as_json:
+        print(json.dumps(r.to_json(), indent=2))
+        return
+    table = Table(title=f"Relation-path ranker of {r.dataset}: held-out top-1 (the best-ranked path reaches the answers best)", title_justify="left")
+    for col in ("hops", "questions", "with a path to an answer", "held out", "top-1 cosine", "top-1 trained"):
+        table.add_column(col, justify="right")
+    for h in r.held_out:
+        table.add_row(h, str(r.questions[h]), str(r.examples[h]), str(r.held_out[h]), f"{r.top1_cosine[h]:.3f}", f"{r.top1_trained[h]:.3f}")
+    console.print(table)
+    console.print(f"{'stored on the dataset' if r.saved else 'not stored (--dry-run)'}; {r.seconds:.0f} s")
+
+
+def _hop_list(hops: str) -> list[int]:
+    try:
+        return [int(h) for h in hops.split(",") if h.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"--hops must be comma-separated integers, got {hops!r}") from None
+
+
 def register(app: typer.Typer) -> None:
     app.command()(handles_errors(ask))
     app.command()(handles_errors(show))
     app.command()(handles_errors(retrieve))
     app.command(name="eval-retrieval")(handles_errors(eval_retrieval))
+    app.command(name="train-paths")(handles_errors(train_paths))

@@ -39,8 +39,12 @@ class BatchReport:
     answer_recall: float  # share of samples whose subgraph holds a gold answer entity (KGs)
 
 
-def questions_of(retriever: Retriever, dataset: str, split: str | None = None, hops: int | None = None, limit: int | None = None) -> list[Question]:
-    rows = retriever.conn.read("retrieval_questions", dataset=dataset, split=split, hops=hops, limit=limit)
+def questions_of(
+    retriever: Retriever, dataset: str, split: str | None = None, hops: int | None = None, limit: int | None = None, skip: int = 0,
+) -> list[Question]:
+    """The questions of ``dataset`` (optionally one split and hop count) in uid order: ``limit``
+    of them after the first ``skip``."""
+    rows = retriever.conn.read("retrieval_questions", dataset=dataset, split=split, hops=hops, limit=limit, skip=skip)
     return [Question(r["uid"], r["text"], list(r["answers"] or []), list(r["answer_keys"] or []), r["graph"], list(r["topic_keys"] or [])) for r in rows]
 
 

@@ -17,7 +17,7 @@ Per-sample graphs: the whole graph of one sample with its embeddings (``cypher/r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
 import neo4j
@@ -92,6 +92,9 @@ class Candidates:
     rel_attr: np.ndarray
     topic: np.ndarray
     node_idx: list[int] | None = None
+    # Results derived from this graph alone (e.g. its walks), kept so stages share them; a graph
+    # made from this one by ``replace`` starts empty.
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def num_nodes(self) -> int:

@@ -55,6 +55,8 @@ class RetrievalParams:
     link: on knowledge graphs, a question asked without topic entities (no ``--entity``, no
         stored question) gets the entities it names as topics (:mod:`.linking`); off: vector
         seeds only.
+    path_ranker: the ``paths`` mode ranks relation paths with the dataset's trained ranker when
+        it has one (``gr-neo4j train-paths``); off: by the cosine of path text and question alone.
     """
 
     mode: Mode | None = None
@@ -66,6 +68,7 @@ class RetrievalParams:
     node_budget: int = 30
     answer_cap: int = 60
     link: bool = True
+    path_ranker: bool = True
     limits: CandidateLimits = CandidateLimits()
 
     def __post_init__(self) -> None:

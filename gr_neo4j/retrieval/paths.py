@@ -23,20 +23,28 @@ from dataclasses import dataclass
 import numpy as np
 
 from .candidates import Candidates
+from .path_ranker import PathRanker
 
 FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an answer cap is set
 MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
 
 
 class PathScorer:
-    """Cosine similarity of the question to relation-path texts, each text embedded once.
+    """How well relation-path texts read like the question: the cosine similarity, each text embedded
+    once, plus the dataset's learned correction when it has one (:class:`~.path_ranker.PathRanker`).
 
-    ``encode``: ``[P]`` texts -> ``[P, D]`` unit vectors (the retriever's embedder).
+    ``encode``: ``[P]`` texts -> ``[P, D]`` unit vectors (the retriever's embedder). Scorers made
+    with :meth:`using` share one cache of vectors.
     """
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray]):
+    def __init__(self, encode: Callable[[list[str]], np.ndarray], ranker: PathRanker | None = None, cache: dict[str, np.ndarray] | None = None):
         self.encode = encode
-        self.cache: dict[str, np.ndarray] = {}
+        self.ranker = ranker
+        self.cache: dict[str, np.ndarray] = {} if cache is None else cache
+
+    def using(self, ranker: PathRanker | None) -> PathScorer:
+        """This scorer with ``ranker`` (None: cosine only), sharing the cache of vectors."""
+        return self if ranker is self.ranker else PathScorer(self.encode, ranker, self.cache)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
@@ -46,11 +54,14 @@ class PathScorer:
             self.cache.update(zip(missing, self.encode(missing)))
         return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
 
-    def scores(self, texts: Sequence[str], q: np.ndarray) -> np.ndarray:
-        """``[P]`` cosine similarities of ``q`` ``[D]`` to the path texts."""
+    def scores(self, texts: Sequence[str], q: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+        """``[P]`` scores of the path texts (of ``lengths`` relations each) for the question ``q`` ``[D]``."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        return (self.vectors(texts) @ q).astype(np.float32)
+        v = self.vectors(texts)
+        if self.ranker is not None:
+            return self.ranker.scores(q, v, np.asarray(lengths))
+        return (v @ q).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,14 @@ def walks(c: Candidates, roots: np.ndarray, hops: int) -> Walks:
     return Walks(np.asarray(roots, dtype=np.int64), path[1:], node[1:], prev[1:], count[1:], parent[1:], edge[1:], steps)
 
 
+def walks_of(c: Candidates, roots: np.ndarray, hops: int) -> Walks:
+    """:func:`walks`, memoised on ``c``: completion and selection walk the same candidates."""
+    key = ("walks", np.asarray(roots, dtype=np.int64).tobytes(), hops)
+    if key not in c.memo:
+        c.memo[key] = walks(c, roots, hops)
+    return c.memo[key]
+
+
 def path_text(steps: tuple[tuple[int, bool], ...], rel_texts: Sequence[str]) -> str:
     """The text a relation path is scored by: its relation texts in walking order."""
     return " ".join(rel_texts[r] for r, _ in steps)
@@ -155,7 +174,7 @@ def rank_paths(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer, max_p
         for pid in np.unique(p).tolist():
             layer_of[pid] = L
     pids = sorted(layer_of)
-    sims = scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q)
+    sims = scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q, [len(w.steps[p]) for p in pids])
     ranked = sorted(range(len(pids)), key=lambda i: (-float(sims[i]), len(w.steps[pids[i]]), pids[i]))[:max_paths]
     return [RankedPath(pids[i], layer_of[pids[i]], float(sims[i])) for i in ranked]
 
@@ -170,7 +189,7 @@ def complete_steps(
     roots = np.unique(np.asarray(roots, dtype=np.int64))
     if c.num_nodes == 0 or len(roots) == 0 or hops == 0:
         return []
-    w = walks(c, roots, hops)
+    w = walks_of(c, roots, hops)
     top = rank_paths(c, w, q, scorer, full_paths)
     if not top:
         return []
@@ -210,10 +229,10 @@ def meeting_points(c: Candidates, q: np.ndarray, scorer: PathScorer, hops: int, 
     best: dict[int, dict[int, tuple[int, float, int, Walks]]] = {}
     root_set = set(roots.tolist())
     for k, r in enumerate(roots.tolist()):
-        w = walks(c, np.array([r]), hops)
+        w = walks_of(c, np.array([r]), hops)
         for L in range(len(w.path)):
             pids = np.unique(w.path[L]).tolist()
-            sim = dict(zip(pids, scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q).tolist()))
+            sim = dict(zip(pids, scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q, [L + 1] * len(pids)).tolist()))
             for row, (v, pid) in enumerate(zip(w.node[L].tolist(), w.path[L].tolist())):
                 if v in root_set:
                     continue
@@ -258,7 +277,7 @@ def select_paths(
     roots = np.unique(np.asarray(roots, dtype=np.int64))
     if c.num_nodes == 0 or len(roots) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    w = walks(c, roots, hops)
+    w = walks_of(c, roots, hops)
     chosen_nodes = dict.fromkeys(roots[: max(budget, 1)].tolist())
     chosen_edges: dict[int, None] = {}
 

@@ -47,6 +47,7 @@ from .candidates import (
 from .linking import Linked, link
 from .modes import Scored, Selection, path_roots, score, selector
 from .params import RetrievalError, RetrievalParams
+from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
 from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 
@@ -96,6 +97,7 @@ class Retriever:
         self.neo4j = Neo4jSource(self.conn)
         self.source: CandidateSource = source or self.neo4j
         self.paths = PathScorer(self.embed)
+        self.rankers: dict[str, PathRanker | None] = {}
 
     # -- plumbing -------------------------------------------------------------------------------
     @property
@@ -153,11 +155,22 @@ class Retriever:
         if info.kind != "knowledge-graph":
             return
         texts = self.vocab(info.name).texts
+        self.path_scorer(info.name)
         if sum(len(texts) ** L for L in range(1, hops + 1)) <= max_path_texts:
             layer = [""]
             for _ in range(hops):
                 layer = [f"{p} {t}".strip() for p in layer for t in texts]
                 self.paths.vectors(layer)
+
+    def path_scorer(self, dataset: str, learned: bool = True) -> PathScorer:
+        """The relation-path scorer of ``dataset``: with its trained ranker when it has one for this
+        retriever's embedder and ``learned``, else the plain cosine (loaded once per dataset)."""
+        if not learned:
+            return self.paths.using(None)
+        if dataset not in self.rankers:
+            ranker = load_ranker(self.conn, dataset)
+            self.rankers[dataset] = ranker if ranker is not None and ranker.embedder == self.embedder.name else None
+        return self.paths.using(self.rankers[dataset])
 
     def embed(self, questions: Sequence[str]) -> np.ndarray:
         """``[Q]`` questions -> ``[Q, D]`` unit vectors."""
@@ -223,8 +236,9 @@ class Retriever:
         ``data=False`` skips the node embeddings (and so the ``Data``): figures only."""
         params = f.params if mode is None else replace(f.params, mode=Mode(mode))
         began = time.perf_counter()
-        c, s, complete_ms = self.complete(f, params)
-        sel = selector(params.mode)(c, s, params, self.paths)
+        scorer = self.path_scorer(f.dataset.name, params.path_ranker) if f.dataset.kind == "knowledge-graph" else self.paths
+        c, s, complete_ms = self.complete(f, params, scorer)
+        sel = selector(params.mode)(c, s, params, scorer)
         chosen = time.perf_counter()
         x = None
         if c.x is not None:
@@ -243,7 +257,7 @@ class Retriever:
         )
         return replace(result, timings=timings, seeds=f.seeds, linked=f.linked)
 
-    def complete(self, f: Fetched, params: RetrievalParams) -> tuple[Candidates, Scored, float]:
+    def complete(self, f: Fetched, params: RetrievalParams, scorer: PathScorer) -> tuple[Candidates, Scored, float]:
         """Stage 3a, ``paths`` mode with an answer cap: when the candidate caps may have cut the
         walks of the best relation paths, follow those paths exactly (one more read) and add what
         they reach. Returns the candidates, their scores and the milliseconds the read took."""
@@ -253,7 +267,7 @@ class Retriever:
         roots = path_roots(c, s, params)
         lim = params.limits
         capped = c.num_nodes >= lim.max_nodes or c.num_edges >= lim.max_edges
-        steps = complete_steps(c, s.q, self.paths, params.hops, roots, lim.fanout, capped)
+        steps = complete_steps(c, s.q, scorer, params.hops, roots, lim.fanout, capped)
         if not steps:
             return c, s, 0.0
         began = time.perf_counter()
