@@ -49,8 +49,20 @@ def test_retrieval_option_defaults_are_the_librarys():
     library = RetrievalParams()
     for command in (cli_retrieval.ask, cli_retrieval.retrieve):
         options = inspect.signature(command).parameters
-        for name in ("hops", "topk", "topk_e", "cost_e", "max_paths", "node_budget", "answer_cap", "mode"):
+        for name in ("hops", "topk", "topk_e", "cost_e", "max_paths", "node_budget", "answer_cap", "path_ranker", "mode"):
             assert options[name].default.default == getattr(library, name), (command.__name__, name)
+
+
+def test_train_paths_option_defaults_are_the_librarys():
+    import inspect
+
+    from gr_neo4j.cli import retrieval as cli_retrieval
+    from gr_neo4j.retrieval.params import PathTraining
+
+    options = inspect.signature(cli_retrieval.train_paths).parameters
+    for name in ("skip", "limit", "epochs", "lr"):
+        assert options[name].default.default == getattr(PathTraining, name), name
+    assert options["hops"].default.default == ",".join(map(str, PathTraining.hops))
 
 
 def test_train_option_defaults_are_the_librarys():

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ..defaults import Mode
-from ..retrieval.params import MAX_HOPS, CandidateLimits, RetrievalParams
+from ..retrieval.params import MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
 from .common import console, err_console, handles_errors, settings_from
 from .progress import RichProgress
 
@@ -207,20 +207,20 @@ def eval_retrieval(
 
 def train_paths(
     dataset: str = typer.Option("metaqa", "--dataset", "-d", help="A knowledge-graph dataset with hop-tagged questions and answers."),
-    hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to train on."),
-    skip: int = typer.Option(1000, "--skip", help="Questions per hop count passed over first (uid order): eval-retrieval's first 300 stay unseen."),
-    limit: int = typer.Option(300, "--limit", help="Questions per hop count trained on (a fifth held out for the report)."),
+    hops: str = typer.Option(",".join(map(str, PathTraining.hops)), "--hops", help="Question hop counts to train on."),
+    skip: int = typer.Option(PathTraining.skip, "--skip", help="Questions per hop count passed over first (uid order): eval-retrieval's first 300 stay unseen."),
+    limit: int = typer.Option(PathTraining.limit, "--limit", help="Questions per hop count trained on (a fifth held out for the report)."),
     split: str | None = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
-    epochs: int = typer.Option(30, "--epochs"),
-    lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate."),
+    epochs: int = typer.Option(PathTraining.epochs, "--epochs"),
+    lr: float = typer.Option(PathTraining.lr, "--lr", help="Adam learning rate."),
     save: bool = typer.Option(True, "--save/--dry-run", help="Store the ranker on the dataset (or only report how it would do)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Train the dataset's relation-path ranker on its own questions and store it in Neo4j (used by the paths mode)."""
     from ..retrieval.path_training import train_path_ranker
 
-    hop_list = _hop_list(hops)
-    r = train_path_ranker(settings_from(), dataset, hop_list, split, skip, limit, epochs, lr, save=save, progress=RichProgress(err_console))
+    config = PathTraining(tuple(_hop_list(hops)), skip, limit, epochs, lr)
+    r = train_path_ranker(settings_from(), dataset, config, split, save=save, progress=RichProgress(err_console))
     if as_json:
         print(json.dumps(r.to_json(), indent=2))
         return

@@ -9,14 +9,14 @@ positives. A seeded fifth of the questions is held out, and the share of them wh
 path is a positive (top-1) is reported before (cosine only) and after training, per hop count.
 
 Which questions: ``skip`` then ``limit`` per hop count, in uid order, so the default slice
-(1000-1299) stays disjoint from ``eval-retrieval``'s (the first 300).
+(1000-1999) stays disjoint from ``eval-retrieval``'s (the first 300).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..settings import Settings
 from .batch import Question, questions_of
 from .linking import unbracketed
 from .modes import path_roots
-from .params import RetrievalError, RetrievalParams
+from .params import PathTraining, RetrievalError, RetrievalParams
 from .path_ranker import PathRanker, save_ranker
 from .paths import path_text, walks_of
 from .retriever import Retriever
@@ -152,23 +152,16 @@ def fit(
 def train_path_ranker(
     settings: Settings,
     dataset: str,
-    hops: Sequence[int] = (1, 2, 3),
+    config: PathTraining = PathTraining(),
     split: str | None = None,
-    skip: int = 1000,
-    limit: int = 300,
-    epochs: int = 30,
-    lr: float = 1e-3,
-    seed: int = 0,
     save: bool = True,
     progress: Progress | None = None,
     retriever: Retriever | None = None,
 ) -> PathRankerReport:
-    """Train ``dataset``'s ranker on ``limit`` questions per hop count after the first ``skip`` (uid
-    order), report its held-out top-1 against the cosine's, and store it unless ``save`` is False."""
-    if not hops or min(hops) < 1:
-        raise RetrievalError("--hops must list hop counts of at least 1")
-    if limit < 1 or skip < 0 or epochs < 1 or lr <= 0:
-        raise RetrievalError("train-paths needs --limit >= 1, --skip >= 0, --epochs >= 1 and --lr > 0")
+    """Train ``dataset``'s ranker as ``config`` says (questions of ``split`` only, when given),
+    report its held-out top-1 against the cosine's, and store it unless ``save`` is False."""
+    config.check()
+    hops = sorted(set(config.hops))
     began = time.perf_counter()
     progress = progress or NO_PROGRESS
     own = retriever is None
@@ -178,12 +171,12 @@ def train_path_ranker(
         if info.kind != "knowledge-graph":
             raise RetrievalError(f"train-paths needs a knowledge-graph dataset; '{dataset}' is {info.kind}")
         r.warm(info.name, max(hops))
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(config.seed)
         train, held, counts = [], {}, {}
-        for h in sorted(set(hops)):
-            qs = questions_of(r, info.name, split, hops=h, limit=limit, skip=skip)
+        for h in hops:
+            qs = questions_of(r, info.name, split, hops=h, limit=config.limit, skip=config.skip)
             if not qs:
-                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {skip}")
+                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
             counts[str(h)] = len(qs)
             ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress)
             order = rng.permutation(len(ex))
@@ -193,7 +186,7 @@ def train_path_ranker(
         if not train:
             raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to train on")
         vectors = r.paths.cache
-        ranker = fit(train, vectors, r.embedder.name, max(hops), epochs, lr, seed=seed)
+        ranker = fit(train, vectors, r.embedder.name, max(hops), config.epochs, config.lr, seed=config.seed)
         report = PathRankerReport(
             dataset=info.name,
             questions=counts,
@@ -205,7 +198,7 @@ def train_path_ranker(
             saved=save,
         )
         if save:
-            save_ranker(r.conn, info.name, replace(ranker, report={**report.to_json(), "skip": skip, "limit": limit, "split": split, "epochs": epochs}))
+            save_ranker(r.conn, info.name, replace(ranker, report={**report.to_json(), **asdict(config), "split": split}))
             r.rankers.pop(info.name, None)
         return report
     finally:
