@@ -34,12 +34,14 @@ class RetrievedEdge:
 
 @dataclass(frozen=True)
 class Timings:
-    """Milliseconds per stage: question embedding, the Cypher round trip, scoring + PCST, and total."""
+    """Milliseconds per stage: question embedding, the Cypher round trips, scoring + selection, and
+    total; ``complete_ms`` is the part of ``cypher_ms`` the ``paths`` mode's completion read took."""
 
     embed_ms: float
     cypher_ms: float
     pcst_ms: float
     total_ms: float
+    complete_ms: float = 0.0
 
 
 @dataclass(frozen=True)

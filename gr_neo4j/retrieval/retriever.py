@@ -254,6 +254,7 @@ class Retriever:
             cypher_ms=f.fetch_ms + complete_ms + ms * (fetched_x - chosen),
             pcst_ms=f.score_ms + ms * (chosen - began) - complete_ms,
             total_ms=f.embed_ms + f.fetch_ms + f.score_ms + ms * (done - began),
+            complete_ms=complete_ms,
         )
         return replace(result, timings=timings, seeds=f.seeds, linked=f.linked)
 
