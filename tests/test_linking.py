@@ -201,11 +201,23 @@ def test_eval_retrieval_asks_as_typed_and_reports_linking(metaqa, server, monkey
     assert report["questions"] == "as typed" and set(fig["modes"]) == {"paths", "whole"}
     assert fig["linking"]["recall"] >= 0.9 and fig["linking"]["precision"] >= 0.9
     assert 0 < fig["modes"]["paths"]["all_answers_recall"] <= fig["modes"]["paths"]["answer_recall"] <= fig["ceiling"]
-    out = runner.invoke(app, [*base, "--oracle-topic", "--json-out", str(oracle)])
+    assert fig["path_ceiling"] == {"covered": 1.0, "exact": 1.0} and "Ceilings" in out.output
+    out = runner.invoke(app, [*base, "--oracle-topic", "--no-ceilings", "--json-out", str(oracle)])
     assert out.exit_code == 0, out.output
     report = json.loads(oracle.read_text())
     assert report["questions"] == "oracle topic" and report["hops"]["1"]["linking"] is None
+    assert report["hops"]["1"]["path_ceiling"] is None and "Ceilings" not in out.output
     assert "Entity linking" not in out.output
+
+
+def test_path_ceilings_follow_one_relation_chain_over_the_whole_graph(metaqa):
+    from gr_neo4j.retrieval.ceiling import PathCeiling, path_ceiling
+
+    starred = "metaqa|2-hop/dev/1"  # who directed the films starred by [Ilse Varga]
+    assert metaqa.conn.read("retrieval_questions", dataset="metaqa", split=None, hops=2, limit=1, skip=0)[0]["uid"] == starred
+    # Two relations (starred actors, then directed by) give exactly both directors; one relation gives neither.
+    assert path_ceiling(metaqa.conn, [starred], 2) == PathCeiling(1, 1.0, 1.0)
+    assert path_ceiling(metaqa.conn, [starred], 1).covered == 0.0
 
 
 def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(metaqa, server, monkeypatch):

@@ -173,17 +173,27 @@ def eval_retrieval(
     node_budget: int = NODE_BUDGET,
     answer_cap: int = ANSWER_CAP,
     path_ranker: bool = PATH_RANKER,
+    ceilings: bool = typer.Option(True, "--ceilings/--no-ceilings", help="Also compute the all-answers ceilings along one relation path (one more read per question)."),
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
 ) -> None:
     """Linking, answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side.
 
     Questions are asked as typed (brackets removed, topic entities linked in the text) unless --oracle-topic."""
-    from ..retrieval.evaluate import LINKING_COLUMNS, REPORT_COLUMNS, evaluate_retrieval, linking_rows, report_rows
+    from ..retrieval.evaluate import (
+        CEILING_COLUMNS,
+        LINKING_COLUMNS,
+        REPORT_COLUMNS,
+        ceiling_rows,
+        evaluate_retrieval,
+        linking_rows,
+        report_rows,
+    )
 
     hop_list = _hop_list(hops)
     params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap, path_ranker=path_ranker)
     report = evaluate_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
+        ceilings=ceilings,
     )
     asked = "topic entities given (oracle)" if oracle_topic else "questions as typed, topic entities linked"
     table = Table(title=f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", title_justify="left")
@@ -200,6 +210,14 @@ def eval_retrieval(
         for row in link_rows:
             links.add_row(*row)
         console.print(links)
+    limits = ceiling_rows(report)
+    if limits:
+        table = Table(title="Ceilings: share of questions whose gold answers a retriever can reach", title_justify="left")
+        for col in CEILING_COLUMNS:
+            table.add_column(col, justify="right")
+        for row in limits:
+            table.add_row(*row)
+        console.print(table)
     if json_out:
         json_out.write_text(json.dumps(report, indent=2))
         console.print(f"[dim]figures written to {json_out}[/]")

@@ -28,6 +28,7 @@ from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
 from .candidates import DatasetInfo
+from .ceiling import path_ceiling
 from .linking import unbracketed
 from .params import RetrievalError, RetrievalParams
 from .retriever import Retriever
@@ -38,6 +39,7 @@ REPORT_COLUMNS = (
     "hops", "mode", "answer recall", "all answers", "ceiling", "nodes", "edges", "tokens",
     "embed p50/p95", "link p50/p95", "cypher p50/p95", "complete p50/p95", "select p50/p95", "total p50/p95 ms",
 )
+CEILING_COLUMNS = ("hops", "any answer among candidates", "all answers among one path's ends", "all answers = one path's ends")
 LINKING_COLUMNS = ("hops", "topic recall", "linking precision", "linking recall", "no link", "link p50/p95 ms")
 
 
@@ -55,9 +57,11 @@ def evaluate_retrieval(
     params: RetrievalParams | None = None,
     progress: Progress | None = None,
     retriever: Retriever | None = None,
+    ceilings: bool = True,
 ) -> dict:
     """Figures per hop count and mode (see module doc), as a JSON-ready dict. ``params`` (its
-    ``hops`` is replaced by each hop count) overrides ``topk``, ``topk_e`` and ``cost_e``."""
+    ``hops`` is replaced by each hop count) overrides ``topk``, ``topk_e`` and ``cost_e``;
+    ``ceilings``: also the all-answers path ceilings (:mod:`.ceiling`, one more read per question)."""
     modes = tuple(Mode(m) for m in modes)
     if not modes:
         raise RetrievalError("no retrieval mode to evaluate")
@@ -79,7 +83,9 @@ def evaluate_retrieval(
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}")
             p = replace(base, hops=h)
-            report["hops"][str(h)] = evaluate_hop(r, info, qs, p, tokenizer, progress or NO_PROGRESS, oracle_topic, modes)
+            fig = evaluate_hop(r, info, qs, p, tokenizer, progress or NO_PROGRESS, oracle_topic, modes)
+            fig["path_ceiling"] = path_ceiling(r.conn, [q.uid for q in qs], h).to_json() if ceilings else None
+            report["hops"][str(h)] = fig
         return report
     finally:
         if own:
@@ -176,6 +182,16 @@ def report_rows(report: dict) -> list[tuple[str, ...]]:
                 f"{f['mean_nodes']:.1f}", f"{f['mean_edges']:.1f}", f"{f['mean_tokens']:.0f}",
                 _p(fig["embed_ms"]), _p(fig["link_ms"]), _p(fig["cypher_ms"]), _p(f["complete_ms"]), _p(f["select_ms"]), _p(f["total_ms"]),
             ))
+    return rows
+
+
+def ceiling_rows(report: dict) -> list[tuple[str, ...]]:
+    """Ceilings under :data:`CEILING_COLUMNS`, one row per hop count (none when not computed)."""
+    rows = []
+    for h, fig in report["hops"].items():
+        c = fig.get("path_ceiling")
+        if c is not None:
+            rows.append((h, f"{fig['ceiling']:.3f}", f"{c['covered']:.3f}", f"{c['exact']:.3f}"))
     return rows
 
 
