@@ -4,9 +4,8 @@
 Stages of one question:
 
 1. **embed** the question: ``[D]`` unit vector (the dataset's embedder); on a knowledge graph
-   asked without topic entities, **link** the entities it names (:mod:`.linking`, one read, run
-   in Neo4j while the question is embedded): they become the topic entities, and when none links
-   the vector hits are the only seeds;
+   asked without topic entities, **link** the entities it names (:mod:`.linking`, one read): they
+   become the topic entities, and when none links the vector hits are the only seeds;
 2. **fetch** the candidate graph from a :class:`~.candidates.CandidateSource` (Neo4j: one read
    round trip, :class:`~.candidates.Neo4jSource`; or the whole graph in memory) and **score** it
    (:func:`~.modes.score`): :meth:`Retriever.fetch` -> :class:`Fetched`;
@@ -24,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Self
 
@@ -58,11 +56,9 @@ from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 class Fetched:
     """Stages 1-2 of one question: its vector, the candidate graph and its scores.
 
-    ``params`` are resolved (no None); ``*_ms`` the time each stage took. Linking runs while the
-    question is embedded: ``link_ms`` is its own duration, and the part of it that outlasts the
-    embedding is counted in ``fetch_ms`` (the wall time after embedding until the candidates
-    arrived); ``candidates_ms`` is the candidate read alone. ``seeds``: where the topic entities
-    came from (None on per-sample graphs); ``linked``: the entities linked in the question.
+    ``params`` are resolved (no None); ``*_ms`` the time each stage took (``link_ms`` is counted
+    in ``fetch_ms`` too: both are Cypher round trips). ``seeds``: where the topic entities came
+    from (None on per-sample graphs); ``linked``: the entities linked in the question.
     """
 
     question: str
@@ -77,7 +73,6 @@ class Fetched:
     seeds: Seeds | None = None
     linked: tuple[Linked, ...] = ()
     link_ms: float = 0.0
-    candidates_ms: float = 0.0
 
 
 class Retriever:
@@ -103,7 +98,6 @@ class Retriever:
         self.source: CandidateSource = source or self.neo4j
         self.paths = PathScorer(self.embed)
         self.rankers: dict[str, PathRanker | None] = {}
-        self._pool: ThreadPoolExecutor | None = None
 
     # -- plumbing -------------------------------------------------------------------------------
     @property
@@ -116,9 +110,6 @@ class Retriever:
         return self.neo4j.read(work)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
         self.neo4j.close()
         if self._own_conn:
             self.conn.close()
@@ -213,13 +204,12 @@ class Retriever:
         if info.kind != "per-sample" and graph is not None:
             raise RetrievalError(f"dataset '{info.name}' is one knowledge graph: --graph does not apply (use --entity)")
         began = time.perf_counter()
-        linking = info.kind == "knowledge-graph" and not entities and question_uid is None and params.link
-        # Linking needs only the text: it runs in Neo4j while the question is embedded here.
-        pending = self._background().submit(self._timed_link, question, info.name) if linking else None
         if q is None:
             q = self.embed([question])[0]
         embedded = time.perf_counter()
-        linked, link_ms = pending.result() if pending is not None else ((), 0.0)
+        linked: tuple[Linked, ...] = ()
+        if info.kind == "knowledge-graph" and not entities and question_uid is None and params.link:
+            linked = tuple(self.link(question, info.name))
         linked_at = time.perf_counter()
         topic_keys = tuple(entities) or tuple(x.key for x in linked)
         query = CandidateQuery(info, q, params.hops, params.limits, graph, topic_keys, question_uid)
@@ -238,18 +228,8 @@ class Retriever:
         ms = 1000.0
         return Fetched(
             question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched),
-            seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=link_ms, candidates_ms=ms * (fetched - linked_at),
+            seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=ms * (linked_at - embedded),
         )
-
-    def _timed_link(self, question: str, dataset: str) -> tuple[tuple[Linked, ...], float]:
-        began = time.perf_counter()
-        linked = tuple(self.link(question, dataset))
-        return linked, 1000.0 * (time.perf_counter() - began)
-
-    def _background(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gr-neo4j-link")
-        return self._pool
 
     def choose(self, f: Fetched, mode: Mode | str | None = None, data: bool = True) -> RetrievalResult:
         """Stages 3-4: select under ``mode`` (default: ``f.params.mode``) and build the result.
