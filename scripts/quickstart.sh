@@ -13,4 +13,5 @@ echo "==> loading MetaQA (43k entities, 129k triples, with embeddings)"
 $GR load metaqa --limit 200
 $GR stats
 echo "==> asking"
-$GR ask "which films did Tom Hanks act in that were directed by Robert Zemeckis" --dataset metaqa --entity "Tom Hanks"
+# As typed: the linker finds Tom Hanks and Robert Zemeckis; their walks meet at the films they share.
+$GR ask "which films did Tom Hanks act in that were directed by Robert Zemeckis" --dataset metaqa
