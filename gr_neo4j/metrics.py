@@ -11,6 +11,12 @@
   node text of the retrieved subgraph or one contains the other as whole words. A prediction
   hallucinates when at least one non-empty item is not grounded. Only meaningful where answers are
   entities (knowledge-graph QA); an empty prediction names nothing and does not hallucinate.
+* ``answer_set_scores`` (knowledge-graph QA): the prediction's answer items against the gold
+  answers as sets, after normalisation, exact item equality: precision, recall and F1.
+* ``names_outside``: the exact check, an answer item that is not (after normalisation) the text of
+  a node of the subgraph; "Robert Zemeckis" inside "the director is Robert Zemeckis" counts as
+  outside here, not in ``hallucinated``. Decoding constrained to node texts scores 0 by construction.
+* ``hop_group``: "1-hop" ... from a MetaQA sample id, for tables per hop.
 * ``percentiles``: p50/p95 of latencies, for retrieval reports and the benchmarks.
 """
 
@@ -89,6 +95,32 @@ def hallucinated(prediction: str, node_texts: Iterable[str]) -> bool:
     return False
 
 
+def names_outside(prediction: str, node_texts: Iterable[str]) -> bool:
+    """True when some answer item of the prediction is not exactly (normalised) a node text."""
+    nodes = {n for n in (normalize(t) for t in node_texts) if n}
+    return any(item not in nodes for item in answer_items(prediction))
+
+
+def answer_set_scores(prediction: str, gold: str | Sequence[str]) -> tuple[float, float, float]:
+    """(precision, recall, F1) of the prediction's answer items against the gold answers as sets."""
+    predicted = set(answer_items(prediction))
+    wanted = {n for n in (normalize(a) for a in split_answers(gold)) if n}
+    hit = len(predicted & wanted)
+    precision = hit / len(predicted) if predicted else 0.0
+    recall = hit / len(wanted) if wanted else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
+    return precision, recall, f1
+
+
+_HOPS = re.compile(r"(?:^|[|/])(\d+)-hop(?:/|$)")
+
+
+def hop_group(sample_id: str) -> str:
+    """``"2-hop"`` for a MetaQA sample id such as ``metaqa|2-hop/dev/5``, else ``"all"``."""
+    match = _HOPS.search(sample_id)
+    return f"{match.group(1)}-hop" if match else "all"
+
+
 def metric_name(dataset: str) -> str:
     """The headline metric of a dataset: 'hit@1', 'accuracy' (stance) or 'accuracy' (scene graph)."""
     return "hit@1" if kind_of(dataset) == "kgqa" else "accuracy"
@@ -124,6 +156,15 @@ class Scores:
     total: int
     hallucination_rate: float | None  # None where answers are not entities (stance, scene graph)
     hallucinated: int | None
+    # Knowledge-graph QA only (None elsewhere): mean answer-set precision, recall and F1, and the
+    # share of predictions with an answer item that is not exactly a node text of the subgraph.
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    outside_rate: float | None = None
+
+    def to_json(self) -> dict:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
 def score(dataset: str, predictions: Sequence[str], golds: Sequence[str], node_texts: Sequence[Sequence[str]]) -> Scores:
@@ -132,11 +173,14 @@ def score(dataset: str, predictions: Sequence[str], golds: Sequence[str], node_t
         raise ValueError("predictions, golds and node_texts must have the same length")
     correct = sum(is_correct(dataset, p, g) for p, g in zip(predictions, golds))
     total = len(predictions)
-    halluc = rate = None
-    if kind_of(dataset) == "kgqa":
-        halluc = sum(hallucinated(p, n) for p, n in zip(predictions, node_texts))
-        rate = halluc / total if total else 0.0
-    return Scores(metric_name(dataset), correct / total if total else 0.0, correct, total, rate, halluc)
+    if kind_of(dataset) != "kgqa" or not total:
+        return Scores(metric_name(dataset), correct / total if total else 0.0, correct, total, None if kind_of(dataset) != "kgqa" else 0.0,
+                      None if kind_of(dataset) != "kgqa" else 0)
+    halluc = sum(hallucinated(p, n) for p, n in zip(predictions, node_texts))
+    sets = np.array([answer_set_scores(p, g) for p, g in zip(predictions, golds)])
+    outside = sum(names_outside(p, n) for p, n in zip(predictions, node_texts))
+    return Scores(metric_name(dataset), correct / total, correct, total, halluc / total, halluc,
+                  float(sets[:, 0].mean()), float(sets[:, 1].mean()), float(sets[:, 2].mean()), outside / total)
 
 
 def percentiles(values: Sequence[float], qs: Sequence[int] = (50, 95), ndigits: int = 2) -> dict[str, float | None]:

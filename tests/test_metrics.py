@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from gr_neo4j.metrics import answer_items, explagraphs_correct, first_stance, hallucinated, hit_at_1, normalize, scene_graph_correct, score
+from gr_neo4j.metrics import (
+    answer_items,
+    answer_set_scores,
+    explagraphs_correct,
+    first_stance,
+    hallucinated,
+    hit_at_1,
+    hop_group,
+    names_outside,
+    normalize,
+    scene_graph_correct,
+    score,
+)
 
 
 def test_normalize_lowercases_drops_punctuation_and_articles_and_collapses_spaces():
@@ -70,3 +82,30 @@ def test_score_aggregates_hit_at_1_and_hallucination_for_kgqa_only():
     assert (stance.metric, stance.value, stance.hallucination_rate) == ("accuracy", 0.5, None)
     with pytest.raises(ValueError):
         score("metaqa", ["a"], [], [])
+
+
+def test_answer_sets_score_exact_items_after_normalisation():
+    assert answer_set_scores("Forrest Gump|The Polar Express", "forrest gump|polar express|Cast Away") == pytest.approx((1.0, 2 / 3, 0.8))
+    assert answer_set_scores("Forrest Gump; Big", ["Forrest Gump"]) == pytest.approx((0.5, 1.0, 2 / 3))
+    assert answer_set_scores("the film is Forrest Gump", ["Forrest Gump"]) == (0.0, 0.0, 0.0)  # a sentence is not the entity
+    assert answer_set_scores("", ["Forrest Gump"]) == (0.0, 0.0, 0.0)
+
+
+def test_names_outside_is_exact_where_hallucinated_is_lenient():
+    nodes = ["Tom Hanks", "Robert Zemeckis", "Forrest Gump"]
+    assert not names_outside("Forrest Gump|tom hanks", nodes)
+    assert names_outside("The director is Robert Zemeckis.", nodes) and not hallucinated("The director is Robert Zemeckis.", nodes)
+    assert names_outside("Forrest Gump|Cast Away", nodes)
+    assert not names_outside("", nodes)
+
+
+def test_hop_group_reads_metaqa_ids():
+    assert hop_group("metaqa|2-hop/dev/5") == "2-hop" and hop_group("2-hop/dev/5") == "2-hop"
+    assert hop_group("webqsp|WebQTest-12") == "all" and hop_group("explagraphs|3") == "all"
+
+
+def test_score_adds_answer_sets_and_the_outside_share_for_kgqa():
+    kg = score("metaqa", ["Forrest Gump|Big", "Cast Away"], ["Forrest Gump", "Cast Away|Big"], [["Forrest Gump", "Big"], ["Big"]])
+    assert kg.precision == pytest.approx(0.75) and kg.recall == pytest.approx(0.75) and kg.f1 == pytest.approx((2 / 3 + 2 / 3) / 2)
+    assert kg.outside_rate == pytest.approx(0.5)
+    assert score("explagraphs", ["support"], ["support"], [[]]).f1 is None
