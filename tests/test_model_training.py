@@ -6,6 +6,7 @@ import itertools
 import json
 import math
 import shutil
+from dataclasses import replace
 
 import pytest
 import torch
@@ -187,6 +188,29 @@ def test_evaluate_writes_predictions_and_metrics(tmp_path, samples_file):
     assert result.metric == "accuracy" and result.hallucination_rate is None
     assert result.correct == sum(r["correct"] for r in rows) and result.value == result.correct / 4
     assert json.loads(result.metrics.read_text())["total"] == 4
+
+
+def test_evaluate_any_samples_file_with_answer_sets_per_hop(tmp_path, samples_file):
+    config, _ = trained(tmp_path, samples_file, epochs=1)
+    result = evaluate(config.out, samples=samples_file, llm=tiny_llm(), limit=6)
+    assert result.split == "tiny" and result.total == 6 and result.predictions.name == "predictions-tiny.jsonl"
+    assert result.f1 is None and result.by_hop is None  # stances: no answer sets
+    # Knowledge-graph samples of two hop counts: answer sets and the exact outside share, per hop.
+    kg = [replace(s, id=f"metaqa|{1 + i % 2}-hop/dev/{i}", dataset="explagraphs") for i, s in enumerate(tiny_samples(6, dataset="metaqa"))]
+    kg_file = tmp_path / "kg.pt"
+    save_samples(kg_file, kg)
+    cfg = json.loads((config.out / "checkpoint.json").read_text())
+    cfg["train"]["dataset"] = "metaqa"
+    (config.out / "checkpoint.json").write_text(json.dumps(cfg))
+    with pytest.raises(GrNeo4jError, match="trained on metaqa"):
+        evaluate(config.out, samples=kg_file, llm=tiny_llm())
+    save_samples(kg_file, [replace(s, dataset="metaqa") for s in kg])
+    result = evaluate(config.out, samples=kg_file, llm=tiny_llm())
+    rows = [json.loads(line) for line in result.predictions.read_text().splitlines()]
+    assert set(result.by_hop) == {"1-hop", "2-hop"} and sum(g["total"] for g in result.by_hop.values()) == 6
+    assert result.outside_rate == sum(r["outside"] for r in rows) / 6 and 0 <= result.f1 <= 1
+    with pytest.raises(GrNeo4jError, match="no such samples file"):
+        evaluate(config.out, samples=tmp_path / "nope.pt", llm=tiny_llm())
 
 
 def test_missing_training_data_is_a_clear_error(tmp_path):

@@ -59,15 +59,23 @@ def train(
 def eval_(
     checkpoint: Path = typer.Option(..., "--checkpoint", "-c", help="Checkpoint directory written by `gr-neo4j train`."),
     split: str = typer.Option("test", "--split", help="train | val | test"),
+    samples: Path | None = typer.Option(None, "--samples", help="Answer this samples file (from `gr-neo4j retrieve --out`) instead of a split."),
     batch_size: int = typer.Option(T.eval_batch_size, "--batch-size"),
     limit: int | None = typer.Option(None, "--limit", help="Answer only the first samples of the split."),
 ) -> None:
     """Answer a split with a trained checkpoint; write predictions (JSON lines) and metrics."""
     from ..model.evaluation import evaluate
 
-    r = evaluate(checkpoint, split, settings=settings_from(), batch_size=batch_size, limit=limit, progress=RichProgress(err_console))
-    table = Table("dataset", "split", r.metric, "correct", "hallucination rate", "samples/s")
+    r = evaluate(checkpoint, split, samples=samples, settings=settings_from(), batch_size=batch_size, limit=limit,
+                 progress=RichProgress(err_console))
+    kgqa = r.f1 is not None
+    table = Table("dataset", "split", r.metric, "correct", *(("answer F1", "outside the subgraph", "hallucination rate") if kgqa else ()), "samples/s")
     table.add_row(r.dataset, r.split, f"{r.value:.4f}", f"{r.correct}/{r.total}",
-                  "-" if r.hallucination_rate is None else f"{r.hallucination_rate:.4f}", f"{r.samples_per_s:.2f}")
+                  *((f"{r.f1:.4f}", f"{r.outside_rate:.4f}", f"{r.hallucination_rate:.4f}") if kgqa else ()), f"{r.samples_per_s:.2f}")
     console.print(table)
+    if r.by_hop:
+        hops = Table("hops", r.metric, "answer precision", "answer recall", "answer F1", "outside the subgraph", "samples", title="Per hop count", title_justify="left")
+        for group, g in r.by_hop.items():
+            hops.add_row(group, f"{g['value']:.4f}", f"{g['precision']:.4f}", f"{g['recall']:.4f}", f"{g['f1']:.4f}", f"{g['outside_rate']:.4f}", str(g["total"]))
+        console.print(hops)
     console.print(f"predictions {r.predictions}, metrics {r.metrics}", highlight=False)
