@@ -70,7 +70,7 @@ def test_ask_json_records_a_retrieval_whose_query_shows_exactly_the_subgraph(loa
     assert any(n["topic"] for n in result["nodes"] if n["key"] == "Titanic")
     assert result["desc"].startswith("node_id,node_attr\n")
     assert result["mode"] == "paths"  # the default on knowledge graphs
-    assert set(result["timings_ms"]) == {"embed_ms", "cypher_ms", "pcst_ms", "total_ms"}
+    assert set(result["timings_ms"]) == {"embed_ms", "cypher_ms", "pcst_ms", "total_ms", "complete_ms"}
     rid = result["retrieval_id"]
     rows = loaded.query(show_query(rid))
     assert {r["n"]["key"] for r in rows} == keys
