@@ -8,7 +8,9 @@ hallucination check) and the gold label. ``gr-neo4j retrieve --out FILE`` writes
 
 ``question`` is the raw question (knowledge-graph QA, scene graphs) or, for ExplaGraphs, the two
 arguments as ``Argument 1: …\\nArgument 2: …``; the model's prompt module adds the instruction.
-``label`` is the gold answer; several gold answers are joined with ``|``.
+``label`` is the gold answer; several gold answers are joined with ``|``. ``topic`` marks the nodes
+that are the question's topic entities (knowledge graphs; empty where unknown, e.g. files written
+before it existed).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class SubgraphSample:
     data: Data
     dataset: str
     node_texts: list[str] = field(default_factory=list)
+    topic: list[bool] = field(default_factory=list)
 
 
 def _to_dict(s: SubgraphSample) -> dict:
@@ -52,6 +55,7 @@ def _to_dict(s: SubgraphSample) -> dict:
         "desc": s.desc,
         "dataset": s.dataset,
         "node_texts": list(s.node_texts),
+        "topic": [bool(t) for t in s.topic],
         "x": d.x.detach().cpu().float().contiguous(),
         "edge_index": d.edge_index.detach().cpu().long().contiguous(),
         "edge_attr": edge_attr.detach().cpu().float().contiguous(),
@@ -60,7 +64,7 @@ def _to_dict(s: SubgraphSample) -> dict:
 
 def _from_dict(d: dict) -> SubgraphSample:
     data = Data(x=d["x"], edge_index=d["edge_index"], edge_attr=d["edge_attr"])
-    return SubgraphSample(d["id"], d["question"], d["label"], d["desc"], data, d["dataset"], list(d["node_texts"]))
+    return SubgraphSample(d["id"], d["question"], d["label"], d["desc"], data, d["dataset"], list(d["node_texts"]), list(d.get("topic", [])))
 
 
 def save_samples(path: str | Path, samples: Sequence[SubgraphSample]) -> Path:

@@ -90,6 +90,7 @@ def retrieve_split(
                             data=res.data,
                             dataset=info.name,
                             node_texts=[n.text for n in res.nodes],
+                            topic=[n.topic for n in res.nodes],
                         )
                     )
                     advance(1)
