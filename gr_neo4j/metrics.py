@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+NOT_IN_GRAPH = "not in the graph"  # the answer that names nothing (constrained decoding offers it)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 _ITEM_SPLIT = re.compile(r"[|;,\n]")
@@ -88,7 +89,7 @@ def hallucinated(prediction: str, node_texts: Iterable[str]) -> bool:
     """True when some answer item of the prediction matches no node text of the subgraph."""
     nodes = {n for n in (normalize(t) for t in node_texts) if n}
     for item in answer_items(prediction):
-        if item in nodes:
+        if item in nodes or item == normalize(NOT_IN_GRAPH):
             continue
         if not any(_contains_words(item, n) or _contains_words(n, item) for n in nodes):
             return True
@@ -96,8 +97,9 @@ def hallucinated(prediction: str, node_texts: Iterable[str]) -> bool:
 
 
 def names_outside(prediction: str, node_texts: Iterable[str]) -> bool:
-    """True when some answer item of the prediction is not exactly (normalised) a node text."""
-    nodes = {n for n in (normalize(t) for t in node_texts) if n}
+    """True when some answer item of the prediction is not exactly (normalised) a node text; the
+    explicit :data:`NOT_IN_GRAPH` names nothing."""
+    nodes = {n for n in (normalize(t) for t in node_texts) if n} | {normalize(NOT_IN_GRAPH)}
     return any(item not in nodes for item in answer_items(prediction))
 
 
