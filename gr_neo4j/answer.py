@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from .connection import Connection, connect
 from .cypher_store import statement
+from .defaults import Decoding
 from .errors import GrNeo4jError
 from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
@@ -76,10 +77,11 @@ class Answerer:
 
 
 def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm: tuple[Any, Any] | None = None,
-                  progress: Progress | None = None) -> Answerer:
+                  progress: Progress | None = None, decoding: Decoding | str = Decoding.AUTO) -> Answerer:
     """A trained checkpoint (``checkpoint``), else the LLM zero-shot (``llm``, an already loaded
     ``(model, tokenizer)``, or the configured one) behind the same prompt as a trained model.
-    ``progress`` is told about a first-use conversion of the default LLM.
+    ``progress`` is told about a first-use conversion of the default LLM; ``decoding`` (auto:
+    held to the subgraph's node texts on knowledge graphs, to the labels on ExplaGraphs).
 
     The only place that imports the answering stack (see the module docstring).
     """
@@ -97,7 +99,9 @@ def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm:
         else:
             name, by = "", "given LLM (zero-shot)"
         model = GRetrieverModel.llm_only(*llm, name, MAX_NEW_TOKENS)
-    return Answerer(lambda result: generate(model, [as_sample(result)])[0].strip(), by)
+    decoding = Decoding(decoding)
+    by += "" if decoding == Decoding.FREE else f", {decoding} decoding"
+    return Answerer(lambda result: generate(model, [as_sample(result)], decoding=decoding)[0].strip(), by)
 
 
 # -- asking -----------------------------------------------------------------------------------
@@ -139,6 +143,7 @@ def ask(
     llm: tuple[Any, Any] | None = None,
     answerer: Answerer | None = None,
     progress: Progress | None = None,
+    decoding: Decoding | str = Decoding.AUTO,
 ) -> AskResult:
     """Retrieve the subgraph of ``question``, answer from it, and (unless ``record_it`` is False)
     record a ``Retrieval`` node linked to the chosen nodes.
@@ -146,7 +151,7 @@ def ask(
     ``answer_it=False`` skips the LLM (retrieval and recording only, nothing of the model is
     imported); ``answerer`` is one already loaded (many questions); otherwise ``checkpoint`` (a
     trained model directory) or ``llm`` (a loaded ``(model, tokenizer)``) choose one;
-    ``progress`` is told about a first-use conversion of the LLM.
+    ``progress`` is told about a first-use conversion of the LLM; ``decoding``: see :class:`Decoding`.
     """
     own = retriever is None
     retriever = retriever or Retriever(settings)
@@ -154,7 +159,7 @@ def ask(
         result = retriever.retrieve(question, dataset, graph, entities, params or RetrievalParams())
         began = time.perf_counter()
         if answer_it:
-            answerer = answerer or load_answerer(settings, checkpoint, llm, progress)
+            answerer = answerer or load_answerer(settings, checkpoint, llm, progress, decoding)
             answer, by = answerer.answer(result), answerer.by
         else:
             answer, by = "", "nobody (answering skipped)"

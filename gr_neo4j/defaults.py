@@ -43,3 +43,11 @@ class OnError(StrEnum):
 
     FAIL = "fail"  # write nothing if any record is bad
     SKIP = "skip"  # write the rest and count the skipped records by reason
+
+
+class Decoding(StrEnum):
+    """How the LLM writes its answer (see `gr_neo4j.model.constrained`)."""
+
+    AUTO = "auto"  # constrained where answers are node texts or labels (KGQA, ExplaGraphs), else free
+    CONSTRAINED = "constrained"  # only node texts of the subgraph (or the labels), "|", "not in the graph"
+    FREE = "free"  # any text, as the paper

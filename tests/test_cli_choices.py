@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
-from gr_neo4j.defaults import Gnn, Mode, OnError
+from gr_neo4j.defaults import Decoding, Gnn, Mode, OnError
 
 runner = CliRunner()
 
@@ -19,6 +19,8 @@ CHOICES = [
     (["retrieve", "-d", "metaqa", "-s", "dev", "-o", "x.pt"], "--mode", Mode),
     (["train", "-d", "metaqa", "-o", "ckpt"], "--gnn", Gnn),
     (["load", "metaqa"], "--on-error", OnError),
+    (["ask", "who?"], "--decoding", Decoding),
+    (["eval", "-c", "ckpt"], "--decoding", Decoding),
 ]
 
 

@@ -19,11 +19,17 @@ from neo4j.exceptions import (
 from rich.console import Console
 from rich.markup import escape
 
+from ..defaults import Decoding
 from ..errors import GrNeo4jError, driver_text, printable, shorten
 from ..settings import Settings, load_settings
 
 console = Console()
 err_console = Console(stderr=True)
+
+DECODING = typer.Option(
+    Decoding.AUTO, "--decoding",
+    help="auto: only node texts of the subgraph (or 'not in the graph') on knowledge graphs, only the labels on ExplaGraphs; free: any text, as the paper.",
+)
 
 # GR_NEO4J_DEBUG=1 lets unexpected exceptions through with their traceback, and the driver's logs.
 DEBUG_ENV = "GR_NEO4J_DEBUG"

@@ -9,9 +9,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..defaults import Mode
+from ..defaults import Decoding, Mode
 from ..retrieval.params import MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
-from .common import console, err_console, handles_errors, settings_from
+from .common import DECODING, console, err_console, handles_errors, settings_from
 from .progress import RichProgress
 
 DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' defaults
@@ -85,6 +85,7 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     no_record: bool = typer.Option(False, "--no-record", help="Do not record a Retrieval node (read-only users)."),
     no_answer: bool = typer.Option(False, "--no-answer", help="Retrieve (and record) only; do not run the LLM."),
+    decoding: Decoding = DECODING,
 ) -> None:
     """Answer a question from the subgraph retrieved for it, and show where to see that subgraph."""
     from ..answer import ask as ask_fn
@@ -93,7 +94,7 @@ def ask(
     settings = settings_from()
     out = ask_fn(
         settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, link=link, answer_cap=answer_cap, path_ranker=path_ranker),
-        checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer, progress=RichProgress(err_console),
+        checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer, progress=RichProgress(err_console), decoding=decoding,
     )
     if as_json:
         print(json.dumps(out.to_json(), indent=2, ensure_ascii=False))

@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..defaults import Gnn
+from ..defaults import Decoding, Gnn
 from ..model.config import TrainConfig  # light: the defaults below are the library's
-from .common import console, err_console, handles_errors, settings_from
+from .common import DECODING, console, err_console, handles_errors, settings_from
 from .progress import RichProgress
 
 T = TrainConfig  # option defaults read from the dataclass, never restated here
@@ -62,12 +62,13 @@ def eval_(
     samples: Path | None = typer.Option(None, "--samples", help="Answer this samples file (from `gr-neo4j retrieve --out`) instead of a split."),
     batch_size: int = typer.Option(T.eval_batch_size, "--batch-size"),
     limit: int | None = typer.Option(None, "--limit", help="Answer only the first samples of the split."),
+    decoding: Decoding = DECODING,
 ) -> None:
     """Answer a split with a trained checkpoint; write predictions (JSON lines) and metrics."""
     from ..model.evaluation import evaluate
 
     r = evaluate(checkpoint, split, samples=samples, settings=settings_from(), batch_size=batch_size, limit=limit,
-                 progress=RichProgress(err_console))
+                 progress=RichProgress(err_console), decoding=decoding)
     kgqa = r.f1 is not None
     table = Table("dataset", "split", r.metric, "correct", *(("answer F1", "outside the subgraph", "hallucination rate") if kgqa else ()), "samples/s")
     table.add_row(r.dataset, r.split, f"{r.value:.4f}", f"{r.correct}/{r.total}",

@@ -27,6 +27,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from ..atomic import atomic_path, atomic_write_text
+from ..defaults import Decoding
 from ..errors import GrNeo4jError
 from ..progress import Progress
 from ..samples import SubgraphSample
@@ -151,10 +152,10 @@ def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None, progres
 
 
 def answer(model: GRetrieverModel, samples: Sequence[SubgraphSample], batch_size: int = 8,
-           max_new_tokens: int | None = None) -> list[str]:
-    """Greedy answers of the model, one per sample, in order."""
+           max_new_tokens: int | None = None, decoding: Decoding | str = Decoding.FREE) -> list[str]:
+    """Greedy answers of the model, one per sample, in order (``decoding``: see :class:`Decoding`)."""
     model.eval()
     out: list[str] = []
     for i in range(0, len(samples), batch_size):
-        out.extend(model.generate(samples[i:i + batch_size], max_new_tokens))
+        out.extend(model.generate(samples[i:i + batch_size], max_new_tokens, decoding))
     return out

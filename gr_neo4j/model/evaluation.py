@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..atomic import atomic_path
+from ..defaults import Decoding
 from ..errors import GrNeo4jError
 from ..metrics import answer_set_scores, hallucinated, hop_group, is_correct, names_outside, score
 from ..progress import NO_PROGRESS, Progress
@@ -38,17 +39,20 @@ class EvalResult:
     f1: float | None = None
     outside_rate: float | None = None
     by_hop: dict[str, dict] | None = None  # hop group -> Scores.to_json(), when there are several
+    decoding: str = Decoding.AUTO.value
 
 
 def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | Path | None = None, settings=None, llm=None,
-             batch_size: int = 16, limit: int | None = None, progress: Progress | None = None) -> EvalResult:
+             batch_size: int = 16, limit: int | None = None, progress: Progress | None = None,
+             decoding: Decoding | str = Decoding.AUTO) -> EvalResult:
     """Answer every sample of ``split`` (or of the ``samples`` file) with the checkpoint's model and
     score the answers.
 
     Without ``samples`` they are rebuilt from the checkpoint's training configuration (same source,
     same seed, same split); with it, every sample of that file is answered and the outputs are
     named after it (``predictions-<file stem>.jsonl``). ``limit`` answers only the first samples;
-    ``progress`` is told one phase, "answering", counted in samples.
+    ``progress`` is told one phase, "answering", counted in samples; ``decoding`` (auto: held to
+    the node texts on knowledge graphs and to the labels on ExplaGraphs, :mod:`.constrained`).
     """
     checkpoint_dir = Path(checkpoint_dir)
     tcfg = TrainConfig.from_dict(read_config(checkpoint_dir)["train"])
@@ -74,7 +78,7 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | 
     with (progress or NO_PROGRESS).phase("answering", total=len(samples), unit="samples") as advance:
         for i in range(0, len(samples), batch_size):
             batch = samples[i:i + batch_size]
-            predictions.extend(answer(model, batch, batch_size))
+            predictions.extend(answer(model, batch, batch_size, decoding=decoding))
             advance(len(batch))
     rate = len(samples) / (time.perf_counter() - started)
     scores = score(tcfg.dataset, predictions, [s.label for s in samples], [s.node_texts for s in samples])
@@ -97,7 +101,7 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | 
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     result = EvalResult(tcfg.dataset, split, scores.metric, scores.value, scores.correct, scores.total,
                         scores.hallucination_rate, rate, pred_path, checkpoint_dir / f"metrics-{split}.json",
-                        scores.precision, scores.recall, scores.f1, scores.outside_rate, by_hop)
+                        scores.precision, scores.recall, scores.f1, scores.outside_rate, by_hop, str(Decoding(decoding)))
     write_json(result.metrics, asdict(result))
     return result
 

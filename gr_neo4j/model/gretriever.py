@@ -16,13 +16,28 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
-from ..defaults import Gnn
+from ..defaults import Decoding, Gnn
+from ..metrics import kind_of
 from ..samples import SubgraphSample
 from .config import ModelConfig
+from .constrained import SEPARATOR, PhraseConstraint
 from .encoder import GraphEncoder
 from .prompts import EncodedPrompt, PromptBuilder
 
 IGNORE_INDEX = -100
+
+
+def constraint_for(sample: SubgraphSample, tokenizer, decoding: Decoding) -> PhraseConstraint | None:
+    """The decoding constraint of one sample: its node texts (knowledge-graph QA), the two stances
+    (ExplaGraphs), or None (free decoding; scene-graph answers are free text)."""
+    if decoding == Decoding.FREE:
+        return None
+    kind = kind_of(sample.dataset)
+    if kind == "stance":
+        return PhraseConstraint(tokenizer, ["support", "counter"], several=False, none_phrase=None)
+    if kind == "kgqa" or (decoding == Decoding.CONSTRAINED and sample.node_texts):
+        return PhraseConstraint(tokenizer, sample.node_texts)
+    return None
 
 
 class GRetrieverModel(nn.Module):
@@ -141,12 +156,21 @@ class GRetrieverModel(nn.Module):
                                            ignore_index=IGNORE_INDEX)
 
     @torch.no_grad()
-    def generate(self, samples: Sequence[SubgraphSample], max_new_tokens: int | None = None) -> list[str]:
-        """Greedy answers, one string per sample."""
+    def generate(self, samples: Sequence[SubgraphSample], max_new_tokens: int | None = None,
+                 decoding: Decoding | str = Decoding.FREE) -> list[str]:
+        """Greedy answers, one string per sample; ``decoding`` constrained (or auto, where the
+        dataset's answers are node texts or labels) holds them to :mod:`.constrained`'s tries."""
         embeds, mask, _ = self.embed(samples, with_labels=False)
         tok = self.tokenizer
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        constraints = [constraint_for(s, tok, Decoding(decoding)) for s in samples]
+        extra = {}
+        if any(c is not None for c in constraints):
+            vocab = list(range(len(tok)))
+            # with inputs_embeds, ``ids`` holds only the tokens generated so far
+            extra["prefix_allowed_tokens_fn"] = lambda b, ids: constraints[b].allowed(ids.tolist()) if constraints[b] else vocab
         out = self.llm.generate(inputs_embeds=embeds, attention_mask=mask, do_sample=False,
                                 max_new_tokens=max_new_tokens or self.config.max_new_tokens,
-                                pad_token_id=pad, eos_token_id=tok.eos_token_id)
-        return [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
+                                pad_token_id=pad, eos_token_id=tok.eos_token_id, **extra)
+        texts = [t.strip() for t in tok.batch_decode(out, skip_special_tokens=True)]
+        return [SEPARATOR.join(c.items(t)) if c is not None else t for c, t in zip(constraints, texts)]
