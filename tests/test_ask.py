@@ -171,3 +171,9 @@ def test_ask_answers_with_the_default_llm(loaded):
     out = ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record")
     assert out.exit_code == 0, out.output
     assert "Answer:" in out.output and "Recorded as" not in out.output
+    # By default the answer may only name nodes of the subgraph (or say it is not in the graph).
+    result = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json").stdout)
+    nodes = {n["text"] for n in result["nodes"]} | {"not in the graph"}
+    assert result["answer"] and set(result["answer"].split("|")) <= nodes and "auto decoding" in result["answered_by"]
+    free = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json", "--decoding", "free").stdout)
+    assert "decoding" not in free["answered_by"]
