@@ -1,0 +1,93 @@
+"""Why an answer: the path inside the retrieved subgraph from a topic entity to each answer entity.
+
+An answer held to the graph (constrained decoding) is a list of node texts joined by ``|``; each
+item is matched to the subgraph's nodes (normalised text, as the metrics compare), and the shortest
+walk from any topic entity to it over the chosen relationships, in either direction, is its
+support: "Tom Hanks <-starred actors- Forrest Gump -directed by-> Robert Zemeckis". Items that
+name no node (free decoding, ``not in the graph``) are kept with no node and no path.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ..metrics import NOT_IN_GRAPH, answer_items, normalize
+from .result import RetrievalResult
+
+
+@dataclass(frozen=True)
+class Step:
+    """One relationship of a support path, as stored: ``head -relation-> tail`` (texts);
+    ``forward``: the path walks it from head to tail."""
+
+    head: str
+    relation: str
+    tail: str
+    forward: bool = True
+
+
+@dataclass(frozen=True)
+class SupportedAnswer:
+    """An answer item, the subgraph node it names (None when it names none) and the relationships
+    from a topic entity to that node (empty when it is a topic entity, or no path exists)."""
+
+    text: str
+    key: str | None
+    path: tuple[Step, ...] = ()
+
+    def line(self) -> str:
+        """The path for people: ``Tom Hanks <-starred actors- Forrest Gump``."""
+        if not self.path:
+            return self.text if self.key is not None else f"{self.text} (names no node of the subgraph)"
+        first = self.path[0]
+        out = [first.head if first.forward else first.tail]
+        out += [f"-{s.relation}-> {s.tail}" if s.forward else f"<-{s.relation}- {s.head}" for s in self.path]
+        return " ".join(out)
+
+
+def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAnswer]:
+    """Each answer item of ``answer`` with its node and its shortest path from a topic entity."""
+    by_text: dict[str, list[int]] = {}
+    for i, n in enumerate(result.nodes):
+        by_text.setdefault(normalize(n.text), []).append(i)
+    parent = _shortest_paths(result)
+    out = []
+    for item in dict.fromkeys(p.strip() for p in answer.split("|") if p.strip()):
+        norm = (answer_items(item) or [""])[0]
+        nodes = by_text.get(norm, []) if norm != normalize(NOT_IN_GRAPH) else []
+        if not nodes:
+            out.append(SupportedAnswer(item, None))
+            continue
+        reachable = [i for i in nodes if i in parent]
+        node = min(reachable, key=lambda i: parent[i][2]) if reachable else nodes[0]
+        out.append(SupportedAnswer(item, result.nodes[node].key, _path_to(result, parent, node)))
+    return out
+
+
+def _shortest_paths(result: RetrievalResult) -> dict[int, tuple[int, int, int]]:
+    """Breadth-first from every topic node over the chosen relationships, both directions:
+    node -> (previous node, edge index, distance); topic nodes map to (-1, -1, 0)."""
+    adjacent: dict[int, list[tuple[int, int]]] = {}
+    for k, e in enumerate(result.edges):
+        adjacent.setdefault(e.src, []).append((e.dst, k))
+        adjacent.setdefault(e.dst, []).append((e.src, k))
+    parent = {i: (-1, -1, 0) for i, n in enumerate(result.nodes) if n.topic}
+    queue = deque(parent)
+    while queue:
+        v = queue.popleft()
+        for w, k in adjacent.get(v, []):
+            if w not in parent:
+                parent[w] = (v, k, parent[v][2] + 1)
+                queue.append(w)
+    return parent
+
+
+def _path_to(result: RetrievalResult, parent: dict[int, tuple[int, int, int]], node: int) -> tuple[Step, ...]:
+    steps = []
+    while node in parent and parent[node][0] != -1:
+        prev, k, _ = parent[node]
+        e = result.edges[k]
+        steps.append(Step(result.nodes[e.src].text, e.text, result.nodes[e.dst].text, e.src == prev))
+        node = prev
+    return tuple(reversed(steps))

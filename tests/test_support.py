@@ -1,0 +1,31 @@
+"""Support paths: from a topic entity to each answer item, inside the retrieved subgraph."""
+
+from __future__ import annotations
+
+from gr_neo4j.retrieval.result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
+from gr_neo4j.retrieval.support import supported_answers
+
+NODES = [("Tom Hanks", True), ("Forrest Gump", False), ("Robert Zemeckis", True), ("Cast Away", False), ("Big", False), ("1994", False)]
+EDGES = [(1, "starred actors", 0), (1, "directed by", 2), (3, "starred actors", 0), (1, "release year", 5)]
+
+
+def result() -> RetrievalResult:
+    nodes = [RetrievedNode(f"n{i}", text, text, 0.0, topic) for i, (text, topic) in enumerate(NODES)]
+    edges = [RetrievedEdge(f"e{k}", s, d, rel, 0.0) for k, (s, rel, d) in enumerate(EDGES)]
+    return RetrievalResult("q", "metaqa", None, "paths", {}, nodes, edges, "", None, Timings(0, 0, 0, 0))
+
+
+def test_each_item_gets_its_node_and_shortest_path_from_a_topic():
+    got = {a.text: a for a in supported_answers(result(), "Forrest Gump|cast away|1994")}
+    assert got["Forrest Gump"].key == "Forrest Gump" and len(got["Forrest Gump"].path) == 1
+    assert got["Forrest Gump"].line() in ("Tom Hanks <-starred actors- Forrest Gump", "Robert Zemeckis <-directed by- Forrest Gump")
+    assert got["cast away"].line() == "Tom Hanks <-starred actors- Cast Away"  # matched after normalisation
+    assert [s.relation for s in got["1994"].path][-1] == "release year" and len(got["1994"].path) == 2
+    assert got["1994"].line().endswith("-release year-> 1994")
+
+
+def test_items_naming_no_node_or_no_path_say_so():
+    got = supported_answers(result(), "Big|Steven Spielberg|not in the graph|Tom Hanks")
+    assert [(a.text, a.key, a.path) for a in got] == [
+        ("Big", "Big", ()), ("Steven Spielberg", None, ()), ("not in the graph", None, ()), ("Tom Hanks", "Tom Hanks", ())]
+    assert got[1].line() == "Steven Spielberg (names no node of the subgraph)" and got[0].line() == "Big"
