@@ -24,7 +24,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -35,6 +35,7 @@ from .defaults import Decoding
 from .errors import GrNeo4jError
 from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
+from .retrieval.support import SupportedAnswer, supported_answers
 from .samples import SubgraphSample
 from .server.layout import layout_of
 from .settings import Settings
@@ -52,10 +53,12 @@ class AskResult:
     answered_by: str
     answer_ms: float
     retrieval_id: str | None
+    answers: tuple[SupportedAnswer, ...] = ()  # each answer item, its node and its path from a topic entity
 
     def to_json(self) -> dict:
         out = self.retrieval.to_json()
-        out.update(answer=self.answer, answered_by=self.answered_by, answer_ms=self.answer_ms, retrieval_id=self.retrieval_id)
+        out.update(answer=self.answer, answered_by=self.answered_by, answer_ms=self.answer_ms, retrieval_id=self.retrieval_id,
+                   answers=[asdict(a) | {"line": a.line()} for a in self.answers])
         return out
 
 
@@ -165,7 +168,8 @@ def ask(
             answer, by = "", "nobody (answering skipped)"
         answer_ms = 1000 * (time.perf_counter() - began)
         rid = record(retriever, result, answer if answer_it else None) if record_it else None
-        return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid)
+        answers = tuple(supported_answers(result, answer)) if answer_it else ()
+        return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid, answers)
     finally:
         if own:
             retriever.close()

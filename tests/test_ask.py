@@ -175,5 +175,8 @@ def test_ask_answers_with_the_default_llm(loaded):
     result = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json").stdout)
     nodes = {n["text"] for n in result["nodes"]} | {"not in the graph"}
     assert result["answer"] and set(result["answer"].split("|")) <= nodes and "auto decoding" in result["answered_by"]
+    # Each answer item comes with its node and the path from the topic entity to it.
+    named = [a for a in result["answers"] if a["text"] != "not in the graph"]
+    assert all(a["key"] and (a["path"] or a["key"] == "Titanic") and a["line"] for a in named)
     free = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json", "--decoding", "free").stdout)
     assert "decoding" not in free["answered_by"]

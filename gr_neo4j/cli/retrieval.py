@@ -101,6 +101,9 @@ def ask(
         return
     if not no_answer:
         console.print(f"[bold]Answer:[/] {out.answer}", highlight=False)
+        if any(a.path for a in out.answers):
+            for a in out.answers:
+                console.print(f"  {a.line()}", highlight=False, markup=False)
         console.print(f"[dim]by {out.answered_by} in {out.answer_ms:.0f} ms[/]")
     seeds = out.retrieval.seeds_line()
     if seeds:
