@@ -20,7 +20,7 @@ A new mode is a member of :class:`gr_neo4j.defaults.Mode` plus one class here de
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -50,11 +50,14 @@ class Selection:
 
     nodes: ``[n]`` int64, sorted ascending; edges: ``[m]`` int64, in the order the description
     lists them. edge_scores: ``[E]`` the score shown for every candidate edge (relation or triple).
+    answers: ``[a]`` int64 the chosen nodes the selection itself takes for answers, best first
+    (``paths`` only; empty elsewhere).
     """
 
     nodes: np.ndarray
     edges: np.ndarray
     edge_scores: np.ndarray
+    answers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def score(c: Candidates, q: np.ndarray) -> Scored:
@@ -73,13 +76,14 @@ class Selector:
     mode: ClassVar[Mode]
     uses_triples: ClassVar[bool] = False
 
-    def choose(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None) -> tuple[np.ndarray, np.ndarray]:
-        """(node indices sorted ascending ``[n]``, edge indices ``[m]``)."""
+    def choose(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None) -> tuple[np.ndarray, ...]:
+        """(node indices sorted ascending ``[n]``, edge indices ``[m]``[, answer candidates ``[a]``])."""
         raise NotImplementedError
 
     def __call__(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None = None) -> Selection:
-        nodes, edges = self.choose(c, s, params, scorer)
-        return Selection(np.asarray(nodes, dtype=np.int64), np.asarray(edges, dtype=np.int64), s.triple if self.uses_triples else s.edge)
+        nodes, edges, *answers = self.choose(c, s, params, scorer)
+        sel = Selection(np.asarray(nodes, dtype=np.int64), np.asarray(edges, dtype=np.int64), s.triple if self.uses_triples else s.edge)
+        return replace(sel, answers=np.asarray(answers[0], dtype=np.int64)) if answers else sel
 
 
 SELECTORS: dict[Mode, Selector] = {}

@@ -264,8 +264,11 @@ def select_paths(
     answer_cap: int = 0,
     full_paths: int = FULL_PATHS,
     meet: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Chosen (node indices sorted ascending, edge indices) of the candidate graph (see module doc).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chosen (node indices sorted ascending, edge indices, answer candidates) of the candidate
+    graph (see module doc). The answer candidates, best first, are what the graph itself answers:
+    the nodes where the named entities meet, else every end of the best relation path (most walks
+    first, then the most similar to the question).
 
     ``node_sim`` ``[N]`` breaks ties between ends equally supported. The ``full_paths`` best paths
     first keep every end, up to ``answer_cap`` nodes in all (all the answers of a question with many);
@@ -275,8 +278,9 @@ def select_paths(
     replace the all-answers step: "films X acted in that Y directed" is answered where X meets Y.
     """
     roots = np.unique(np.asarray(roots, dtype=np.int64))
+    none = np.zeros(0, dtype=np.int64)
     if c.num_nodes == 0 or len(roots) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return none, none, none
     w = walks_of(c, roots, hops)
     chosen_nodes = dict.fromkeys(roots[: max(budget, 1)].tolist())
     chosen_edges: dict[int, None] = {}
@@ -285,9 +289,12 @@ def select_paths(
         take_from(w, L, row, chosen_nodes, chosen_edges, limit)
 
     meeting = meeting_points(c, q, scorer, hops, roots, budget // 2) if meet and len(roots) > 1 else []
+    answers: list[int] = []
     for walk in meeting:
         for L, row, pw in walk:
             take_from(pw, L, row, chosen_nodes, chosen_edges, budget)
+        L, row, pw = walk[0]
+        answers.append(int(pw.node[L][row]))
     if meeting:
         answer_cap = 0
     if w.path:
@@ -302,6 +309,8 @@ def select_paths(
                 best_row.setdefault(end, r)
             order = sorted(range(len(ends)), key=lambda j: (-int(support[j]), -float(node_sim[ends[j]]), int(ends[j])))
             queues.append([(p.layer, best_row[int(ends[j])]) for j in order])
+            if not answers and len(queues) == 1:
+                answers = [int(ends[j]) for j in order]
         position = [0] * len(queues)
         if answer_cap > 0:
             # All the answers: the best paths keep every end they can within the cap.
@@ -322,4 +331,5 @@ def select_paths(
     inside[nodes] = True
     induced = np.flatnonzero(inside[c.edge_index[0]] & inside[c.edge_index[1]])
     edges = list(chosen_edges) + [int(x) for x in induced if int(x) not in chosen_edges]
-    return nodes, np.array(edges, dtype=np.int64)
+    answers = [a for a in dict.fromkeys(answers) if inside[a]]  # those the budget kept
+    return nodes, np.array(edges, dtype=np.int64), np.array(answers, dtype=np.int64)

@@ -54,6 +54,8 @@ class RetrievalResult:
     ``candidates``: size of the candidate graph PCST chose from, as (nodes, edges).
     ``seeds``: where the topic entities came from (None on per-sample graphs); ``linked``: the
     entities linked in the question when ``seeds`` is ``linked``, in question order.
+    ``graph_answers``: the ``paths`` mode's own answers (where the named entities meet, else the
+    ends of the best relation path), best first; empty in other modes.
     """
 
     question: str
@@ -70,6 +72,7 @@ class RetrievalResult:
     seeds: Seeds | None = None
     linked: tuple[Linked, ...] = ()
     retrieval_id: str | None = field(default=None, compare=False)
+    graph_answers: tuple[int, ...] = ()  # indices into ``nodes``: what the selection itself answers, best first
 
     def to_json(self) -> dict:
         """Everything but the tensors, as JSON-ready values."""
@@ -87,6 +90,7 @@ class RetrievalResult:
             "seeds": self.seeds,
             "linked": [asdict(x) for x in self.linked],
             "retrieval_id": self.retrieval_id,
+            "graph_answers": [{"key": self.nodes[i].key, "text": self.nodes[i].text} for i in self.graph_answers],
         }
 
     def seeds_line(self) -> str | None:

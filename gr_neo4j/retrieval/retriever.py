@@ -342,6 +342,7 @@ def build_result(
         data=data,
         timings=Timings(0, 0, 0, 0),
         candidates=(c.num_nodes, c.num_edges),
+        graph_answers=tuple(position[int(a)] for a in sel.answers if int(a) in position),
     )
 
 
