@@ -202,6 +202,8 @@ def test_eval_retrieval_asks_as_typed_and_reports_linking(metaqa, server, monkey
     assert fig["linking"]["recall"] >= 0.9 and fig["linking"]["precision"] >= 0.9
     assert 0 < fig["modes"]["paths"]["all_answers_recall"] <= fig["modes"]["paths"]["answer_recall"] <= fig["ceiling"]
     assert fig["path_ceiling"] == {"covered": 1.0, "exact": 1.0} and "Ceilings" in out.output
+    assert fig["modes"]["paths"]["graph_hit_at_1"] >= 0.6 and fig["modes"]["whole"]["graph_hit_at_1"] is None
+    assert 0.3 < fig["modes"]["paths"]["graph_answer_f1"] <= 1.0
     out = runner.invoke(app, [*base, "--oracle-topic", "--no-ceilings", "--json-out", str(oracle)])
     assert out.exit_code == 0, out.output
     report = json.loads(oracle.read_text())

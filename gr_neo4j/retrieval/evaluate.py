@@ -11,8 +11,9 @@ For each hop count, every question's candidates are fetched once (expansion dept
 ``paths`` (the default), ``reference`` (G-Retriever exactly), ``triples`` (PCST over triple
 scores), ``whole`` (the whole capped k-hop neighbourhood, no PCST) and ``kaping`` (the top-10
 triples). Per mode: answer recall (any gold answer in the subgraph), all-answers recall (every gold
-answer in it), size and latency. The ceiling is the share of questions with any gold answer among
-the candidates at all. The report is plain data; the CLI renders it (:func:`report_rows`).
+answer in it), size and latency, and for ``paths`` the Hit@1 and answer-set F1 of the selection's own
+answers (what ``ask`` answers by default). The ceiling is the share of questions with any gold
+answer among the candidates at all. The report is plain data; the CLI renders it (:func:`report_rows`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..defaults import Mode
-from ..metrics import percentiles
+from ..metrics import answer_set_scores, percentiles
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
@@ -32,11 +33,12 @@ from .ceiling import path_ceiling
 from .linking import unbracketed
 from .params import RetrievalError, RetrievalParams
 from .retriever import Retriever
+from .support import SEPARATOR
 
 EVAL_MODES = tuple(Mode)  # every mode, side by side
 
 REPORT_COLUMNS = (
-    "hops", "mode", "answer recall", "all answers", "ceiling", "nodes", "edges", "tokens",
+    "hops", "mode", "answer recall", "all answers", "ceiling", "graph Hit@1", "graph answer F1", "nodes", "edges", "tokens",
     "embed p50/p95", "link p50/p95", "cypher p50/p95", "complete p50/p95", "select p50/p95", "total p50/p95 ms",
 )
 CEILING_COLUMNS = ("hops", "any answer among candidates", "all answers among one path's ends", "all answers = one path's ends")
@@ -104,7 +106,8 @@ def evaluate_hop(
 ) -> dict:
     """Figures of one hop count: every question fetched once, every mode chosen from it."""
     stage = {"embed": [], "link": [], "cypher": [], "candidate_nodes": []}
-    per_mode = {m: {"any": 0, "all": 0, "nodes": [], "edges": [], "tokens": [], "complete_ms": [], "select_ms": [], "total_ms": []} for m in modes}
+    per_mode = {m: {"any": 0, "all": 0, "hit1": 0, "f1": 0.0, "answered": 0, "nodes": [], "edges": [], "tokens": [], "complete_ms": [], "select_ms": [],
+                    "total_ms": []} for m in modes}
     link = {"true": 0, "linked": 0, "gold": 0, "found": 0, "none": 0}
     ceiling = 0
     with progress.phase(f"{params.hops}-hop questions", total=len(qs), unit="questions") as advance:
@@ -131,6 +134,11 @@ def evaluate_hop(
                 fig = per_mode[m]
                 fig["any"] += bool(gold & keys)
                 fig["all"] += bool(gold) and gold <= keys
+                if res.graph_answers:
+                    said = [res.nodes[i] for i in res.graph_answers]
+                    fig["answered"] += 1
+                    fig["hit1"] += said[0].key in gold
+                    fig["f1"] += answer_set_scores(SEPARATOR.join(n.text for n in said), q.answers)[2]
                 fig["nodes"].append(len(res.nodes))
                 fig["edges"].append(len(res.edges))
                 fig["tokens"].append(len(tokenizer(res.desc, add_special_tokens=False)["input_ids"]))
@@ -158,6 +166,9 @@ def evaluate_hop(
         out["modes"][str(m)] = {
             "answer_recall": round(fig["any"] / n, 4),
             "all_answers_recall": round(fig["all"] / n, 4),
+            # the selection's own answers (paths): Hit@1 of the first, answer-set F1; None in other modes
+            "graph_hit_at_1": round(fig["hit1"] / n, 4) if fig["answered"] else None,
+            "graph_answer_f1": round(fig["f1"] / n, 4) if fig["answered"] else None,
             "mean_nodes": round(float(np.mean(fig["nodes"])), 1),
             "mean_edges": round(float(np.mean(fig["edges"])), 1),
             "mean_tokens": round(float(np.mean(fig["tokens"])), 1),
@@ -166,6 +177,10 @@ def evaluate_hop(
             "total_ms": percentiles(fig["total_ms"]),
         }
     return out
+
+
+def _opt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _p(fig: dict) -> str:
@@ -179,6 +194,7 @@ def report_rows(report: dict) -> list[tuple[str, ...]]:
         for m, f in fig["modes"].items():
             rows.append((
                 h, m, f"{f['answer_recall']:.3f}", f"{f['all_answers_recall']:.3f}", f"{fig['ceiling']:.3f}",
+                _opt(f.get("graph_hit_at_1")), _opt(f.get("graph_answer_f1")),
                 f"{f['mean_nodes']:.1f}", f"{f['mean_edges']:.1f}", f"{f['mean_tokens']:.0f}",
                 _p(fig["embed_ms"]), _p(fig["link_ms"]), _p(fig["cypher_ms"]), _p(f["complete_ms"]), _p(f["select_ms"]), _p(f["total_ms"]),
             ))
