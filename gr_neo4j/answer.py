@@ -31,11 +31,11 @@ from urllib.parse import quote
 
 from .connection import Connection, connect
 from .cypher_store import statement
-from .defaults import Decoding
+from .defaults import AnswerBy, Decoding
 from .errors import GrNeo4jError
 from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
-from .retrieval.support import SupportedAnswer, supported_answers
+from .retrieval.support import SEPARATOR, SupportedAnswer, supported_answers
 from .samples import SubgraphSample
 from .server.layout import layout_of
 from .settings import Settings
@@ -147,6 +147,7 @@ def ask(
     answerer: Answerer | None = None,
     progress: Progress | None = None,
     decoding: Decoding | str = Decoding.AUTO,
+    answer_by: AnswerBy | str = AnswerBy.AUTO,
 ) -> AskResult:
     """Retrieve the subgraph of ``question``, answer from it, and (unless ``record_it`` is False)
     record a ``Retrieval`` node linked to the chosen nodes.
@@ -155,13 +156,24 @@ def ask(
     imported); ``answerer`` is one already loaded (many questions); otherwise ``checkpoint`` (a
     trained model directory) or ``llm`` (a loaded ``(model, tokenizer)``) choose one;
     ``progress`` is told about a first-use conversion of the LLM; ``decoding``: see :class:`Decoding`.
+    ``answer_by`` (auto): the graph's own answers when the selection gives some and no checkpoint
+    is named (no model is loaded then), else the LLM; an explicit ``graph`` with no graph answers
+    is an error.
     """
     own = retriever is None
     retriever = retriever or Retriever(settings)
     try:
         result = retriever.retrieve(question, dataset, graph, entities, params or RetrievalParams())
         began = time.perf_counter()
-        if answer_it:
+        answer_by = AnswerBy(answer_by)
+        by_graph = answer_by == AnswerBy.GRAPH or (answer_by == AnswerBy.AUTO and checkpoint is None and answerer is None
+                                                   and llm is None and bool(result.graph_answers))
+        if answer_it and by_graph:
+            if not result.graph_answers:
+                raise GrNeo4jError(f"the {result.mode} selection gives no answers of its own: use --answer-by llm (or the paths mode)")
+            answer = SEPARATOR.join(result.nodes[i].text for i in result.graph_answers)
+            by = "the graph (where the named entities meet)" if len(result.linked) > 1 else "the graph (the ends of the best relation path)"
+        elif answer_it:
             answerer = answerer or load_answerer(settings, checkpoint, llm, progress, decoding)
             answer, by = answerer.answer(result), answerer.by
         else:

@@ -51,3 +51,11 @@ class Decoding(StrEnum):
     AUTO = "auto"  # constrained where answers are node texts or labels (KGQA, ExplaGraphs), else free
     CONSTRAINED = "constrained"  # only node texts of the subgraph (or the labels), "|", "not in the graph"
     FREE = "free"  # any text, as the paper
+
+
+class AnswerBy(StrEnum):
+    """Who answers `ask` (see `gr_neo4j.answer`)."""
+
+    AUTO = "auto"  # the graph where the selection answers (paths mode) and no --checkpoint, else the LLM
+    GRAPH = "graph"  # the selection's own answers: where the named entities meet, else the best path's ends
+    LLM = "llm"  # the LLM (zero-shot, or the --checkpoint model) from the textualized subgraph

@@ -166,17 +166,31 @@ def test_retrieve_writes_training_samples(loaded, tmp_path):
     assert "Inception|The Dark Knight" in by_label
 
 
+def test_ask_answers_from_the_graph_by_default_with_the_path_that_supports_it(loaded):
+    out = ask("which movies did Christopher Nolan direct", "-d", "metaqa", "--no-record", "--json", "--hops", "1")
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.stdout)
+    assert set(result["answer"].split("|")) == {"Inception", "The Dark Knight"} and result["answered_by"].startswith("the graph")
+    assert {a["line"] for a in result["answers"]} == {"Christopher Nolan <-directed by- Inception", "Christopher Nolan <-directed by- The Dark Knight"}
+    assert [a["key"] for a in result["graph_answers"]] == result["answer"].split("|")
+    text = ask("which movies did Christopher Nolan direct", "-d", "metaqa", "--no-record", "--hops", "1")
+    assert "Christopher Nolan <-directed by- Inception" in text.output
+    out = ask("Argument 1: cannabis should be legal.", "-d", "explagraphs", "--graph", "0", "--no-record", "--answer-by", "graph")
+    assert out.exit_code == 1 and "gives no answers of its own" in out.output
+
+
 @pytest.mark.integration
 def test_ask_answers_with_the_default_llm(loaded):
-    out = ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record")
+    out = ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--answer-by", "llm")
     assert out.exit_code == 0, out.output
     assert "Answer:" in out.output and "Recorded as" not in out.output
     # By default the answer may only name nodes of the subgraph (or say it is not in the graph).
-    result = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json").stdout)
+    result = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json", "--answer-by", "llm").stdout)
     nodes = {n["text"] for n in result["nodes"]} | {"not in the graph"}
     assert result["answer"] and set(result["answer"].split("|")) <= nodes and "auto decoding" in result["answered_by"]
     # Each answer item comes with its node and the path from the topic entity to it.
     named = [a for a in result["answers"] if a["text"] != "not in the graph"]
     assert all(a["key"] and (a["path"] or a["key"] == "Titanic") and a["line"] for a in named)
-    free = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json", "--decoding", "free").stdout)
+    free = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json", "--answer-by", "llm",
+                          "--decoding", "free").stdout)
     assert "decoding" not in free["answered_by"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..defaults import Decoding, Mode
+from ..defaults import AnswerBy, Decoding, Mode
 from ..retrieval.params import MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
 from .common import DECODING, console, err_console, handles_errors, settings_from
 from .progress import RichProgress
@@ -86,6 +86,10 @@ def ask(
     no_record: bool = typer.Option(False, "--no-record", help="Do not record a Retrieval node (read-only users)."),
     no_answer: bool = typer.Option(False, "--no-answer", help="Retrieve (and record) only; do not run the LLM."),
     decoding: Decoding = DECODING,
+    answer_by: AnswerBy = typer.Option(
+        AnswerBy.AUTO, "--answer-by",
+        help="auto: the graph's own answers (paths mode, no --checkpoint: where the named entities meet, else the ends of the best relation path), else the LLM.",
+    ),
 ) -> None:
     """Answer a question from the subgraph retrieved for it, and show where to see that subgraph."""
     from ..answer import ask as ask_fn
@@ -95,6 +99,7 @@ def ask(
     out = ask_fn(
         settings, question, dataset, graph, entity, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, link=link, answer_cap=answer_cap, path_ranker=path_ranker),
         checkpoint=checkpoint, record_it=not no_record, answer_it=not no_answer, progress=RichProgress(err_console), decoding=decoding,
+        answer_by=answer_by,
     )
     if as_json:
         print(json.dumps(out.to_json(), indent=2, ensure_ascii=False))

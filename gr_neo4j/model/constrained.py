@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..metrics import NOT_IN_GRAPH
-
-SEPARATOR = "|"
+from ..retrieval.support import SEPARATOR
 
 
 @dataclass

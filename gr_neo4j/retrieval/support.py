@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from ..metrics import NOT_IN_GRAPH, answer_items, normalize
 from .result import RetrievalResult
 
+SEPARATOR = "|"  # between the items of an answer (constrained decoding writes the same)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -53,7 +55,7 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
         by_text.setdefault(normalize(n.text), []).append(i)
     parent = _shortest_paths(result)
     out = []
-    for item in dict.fromkeys(p.strip() for p in answer.split("|") if p.strip()):
+    for item in dict.fromkeys(p.strip() for p in answer.split(SEPARATOR) if p.strip()):
         norm = (answer_items(item) or [""])[0]
         nodes = by_text.get(norm, []) if norm != normalize(NOT_IN_GRAPH) else []
         if not nodes:
