@@ -3,7 +3,8 @@
 An answer held to the graph (constrained decoding) is a list of node texts joined by ``|``; each
 item is matched to the subgraph's nodes (normalised text, as the metrics compare), and the shortest
 walk from any topic entity to it over the chosen relationships, in either direction, is its
-support: "Tom Hanks <-starred actors- Forrest Gump -directed by-> Robert Zemeckis". Items that
+support; when a second topic entity reaches it too, the path runs on to it: "Tom Hanks
+<-starred actors- Forrest Gump -directed by-> Robert Zemeckis". Items that
 name no node (free decoding, ``not in the graph``) are kept with no node and no path.
 """
 
@@ -49,11 +50,12 @@ class SupportedAnswer:
 
 
 def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAnswer]:
-    """Each answer item of ``answer`` with its node and its shortest path from a topic entity."""
+    """Each answer item of ``answer`` with its node and its shortest path from a topic entity; when
+    two topic entities reach it (a question naming both), the path runs on to the second one."""
     by_text: dict[str, list[int]] = {}
     for i, n in enumerate(result.nodes):
         by_text.setdefault(normalize(n.text), []).append(i)
-    parent = _shortest_paths(result)
+    trees = [_bfs(result, t) for t, n in enumerate(result.nodes) if n.topic]
     out = []
     for item in dict.fromkeys(p.strip() for p in answer.split(SEPARATOR) if p.strip()):
         norm = (answer_items(item) or [""])[0]
@@ -61,21 +63,26 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
         if not nodes:
             out.append(SupportedAnswer(item, None))
             continue
-        reachable = [i for i in nodes if i in parent]
-        node = min(reachable, key=lambda i: parent[i][2]) if reachable else nodes[0]
-        out.append(SupportedAnswer(item, result.nodes[node].key, _path_to(result, parent, node)))
+        node = min(nodes, key=lambda i: min((tree[i][2] for tree in trees if i in tree), default=1 << 30))
+        reaching = sorted((tree for tree in trees if node in tree), key=lambda tree: tree[node][2])
+        path = _path_to(result, reaching[0], node) if reaching else ()
+        if len(reaching) > 1 and path and _nodes_on(reaching[0], node) & _nodes_on(reaching[1], node) == {node}:
+            # the answer is where two named entities meet (their paths share only it): run on to the second
+            back = _path_to(result, reaching[1], node)
+            path += tuple(Step(st.head, st.relation, st.tail, not st.forward) for st in reversed(back))
+        out.append(SupportedAnswer(item, result.nodes[node].key, path))
     return out
 
 
-def _shortest_paths(result: RetrievalResult) -> dict[int, tuple[int, int, int]]:
-    """Breadth-first from every topic node over the chosen relationships, both directions:
-    node -> (previous node, edge index, distance); topic nodes map to (-1, -1, 0)."""
+def _bfs(result: RetrievalResult, root: int) -> dict[int, tuple[int, int, int]]:
+    """Breadth-first from ``root`` over the chosen relationships, both directions:
+    node -> (previous node, edge index, distance); the root maps to (-1, -1, 0)."""
     adjacent: dict[int, list[tuple[int, int]]] = {}
     for k, e in enumerate(result.edges):
         adjacent.setdefault(e.src, []).append((e.dst, k))
         adjacent.setdefault(e.dst, []).append((e.src, k))
-    parent = {i: (-1, -1, 0) for i, n in enumerate(result.nodes) if n.topic}
-    queue = deque(parent)
+    parent = {root: (-1, -1, 0)}
+    queue = deque([root])
     while queue:
         v = queue.popleft()
         for w, k in adjacent.get(v, []):
@@ -83,6 +90,15 @@ def _shortest_paths(result: RetrievalResult) -> dict[int, tuple[int, int, int]]:
                 parent[w] = (v, k, parent[v][2] + 1)
                 queue.append(w)
     return parent
+
+
+def _nodes_on(parent: dict[int, tuple[int, int, int]], node: int) -> set[int]:
+    """The nodes of the tree path from ``node`` back to the root, both included."""
+    seen = {node}
+    while parent[node][0] != -1:
+        node = parent[node][0]
+        seen.add(node)
+    return seen
 
 
 def _path_to(result: RetrievalResult, parent: dict[int, tuple[int, int, int]], node: int) -> tuple[Step, ...]:
