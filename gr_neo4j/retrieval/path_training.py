@@ -79,14 +79,10 @@ def path_f1(c, roots: np.ndarray, hops: int, gold: set[str]) -> tuple[list[tuple
     return steps, np.asarray(f1, dtype=np.float32)
 
 
-def examples_of(
-    r: Retriever, dataset: str, questions: Sequence[Question], params: RetrievalParams, progress: Progress = NO_PROGRESS, hops: int | None = None,
-) -> list[PathExample]:
-    """The labelled relation paths (walks of up to ``params.hops`` relations) of each question that
-    has a path reaching a gold answer; ``hops``: the questions' own hop count (default the same)."""
+def examples_of(r: Retriever, dataset: str, questions: Sequence[Question], params: RetrievalParams, progress: Progress = NO_PROGRESS) -> list[PathExample]:
+    """The labelled relation paths of each question that has a path reaching a gold answer."""
     out = []
-    hops = params.hops if hops is None else hops
-    with progress.phase(f"{hops}-hop questions", total=len(questions), unit="questions") as advance:
+    with progress.phase(f"{params.hops}-hop questions", total=len(questions), unit="questions") as advance:
         for question in questions:
             f = r.fetch(unbracketed(question.text), dataset, params=params)
             c = f.candidates
@@ -96,7 +92,7 @@ def examples_of(
                 continue
             texts = [path_text(s, c.rel_texts) for s in steps]
             r.paths.vectors(texts)  # embedded once, kept in the retriever's cache
-            out.append(PathExample(f.scored.q, hops, texts, np.array([len(s) for s in steps]), f1 == f1.max()))
+            out.append(PathExample(f.scored.q, params.hops, texts, np.array([len(s) for s in steps]), f1 == f1.max()))
     return out
 
 
@@ -182,9 +178,7 @@ def train_path_ranker(
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
             counts[str(h)] = len(qs)
-            # Walked as deep as the deepest hop count: asked with --hops 2 or 3, a 1-hop question must
-            # still rank its 1-relation path above the longer ones it also reaches.
-            ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=max(hops)), progress, h)
+            ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress)
             order = rng.permutation(len(ex))
             cut = round(len(ex) * HELD_OUT)
             held[str(h)] = [ex[i] for i in order[:cut]]
