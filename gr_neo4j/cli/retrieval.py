@@ -205,28 +205,9 @@ def eval_retrieval(
         ceilings=ceilings,
     )
     asked = "topic entities given (oracle)" if oracle_topic else "questions as typed, topic entities linked"
-    table = Table(title=f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", title_justify="left")
-    for col in REPORT_COLUMNS:
-        table.add_column(col, justify="left" if col == "mode" else "right")
-    for row in report_rows(report):
-        table.add_row(*row)
-    console.print(table)
-    link_rows = linking_rows(report)
-    if link_rows:
-        links = Table(title="Entity linking against the stored topic entities", title_justify="left")
-        for col in LINKING_COLUMNS:
-            links.add_column(col, justify="right")
-        for row in link_rows:
-            links.add_row(*row)
-        console.print(links)
-    limits = ceiling_rows(report)
-    if limits:
-        table = Table(title="Ceilings: share of questions whose gold answers a retriever can reach", title_justify="left")
-        for col in CEILING_COLUMNS:
-            table.add_column(col, justify="right")
-        for row in limits:
-            table.add_row(*row)
-        console.print(table)
+    _print_table(f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", REPORT_COLUMNS, report_rows(report), left=("mode",))
+    _print_table("Entity linking against the stored topic entities", LINKING_COLUMNS, linking_rows(report))
+    _print_table("Ceilings: share of questions whose gold answers a retriever can reach", CEILING_COLUMNS, ceiling_rows(report))
     if json_out:
         json_out.write_text(json.dumps(report, indent=2))
         console.print(f"[dim]figures written to {json_out}[/]")
@@ -251,13 +232,22 @@ def train_paths(
     if as_json:
         print(json.dumps(r.to_json(), indent=2))
         return
-    table = Table(title=f"Relation-path ranker of {r.dataset}: held-out top-1 (the best-ranked path reaches the answers best)", title_justify="left")
-    for col in ("hops", "questions", "with a path to an answer", "held out", "top-1 cosine", "top-1 trained"):
-        table.add_column(col, justify="right")
-    for h in r.held_out:
-        table.add_row(h, str(r.questions[h]), str(r.examples[h]), str(r.held_out[h]), f"{r.top1_cosine[h]:.3f}", f"{r.top1_trained[h]:.3f}")
-    console.print(table)
+    rows = [(h, str(r.questions[h]), str(r.examples[h]), str(r.held_out[h]), f"{r.top1_cosine[h]:.3f}", f"{r.top1_trained[h]:.3f}") for h in r.held_out]
+    _print_table(f"Relation-path ranker of {r.dataset}: held-out top-1 (the best-ranked path reaches the answers best)",
+                 ("hops", "questions", "with a path to an answer", "held out", "top-1 cosine", "top-1 trained"), rows)
     console.print(f"{'stored on the dataset' if r.saved else 'not stored (--dry-run)'}; {r.seconds:.0f} s")
+
+
+def _print_table(title: str, columns, rows, left: tuple[str, ...] = ()) -> None:
+    """A titled table of ``rows`` under ``columns`` (numbers right-aligned), unless there are no rows."""
+    if not rows:
+        return
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col, justify="left" if col in left else "right")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 def _hop_list(hops: str) -> list[int]:

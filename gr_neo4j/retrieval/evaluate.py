@@ -70,9 +70,7 @@ def evaluate_retrieval(
     own = retriever is None
     r = retriever or Retriever(settings)
     try:
-        info = r.dataset(dataset)
-        if info.kind != "knowledge-graph":
-            raise RetrievalError(f"eval-retrieval needs a knowledge-graph dataset; '{dataset}' is {info.kind}")
+        info = r.knowledge_graph(dataset, "eval-retrieval")
         tokenizer = r.embedder.model.tokenizer
         r.warm(info.name, max(hops, default=0))
         base = params or RetrievalParams(topk=topk, topk_e=topk_e, cost_e=cost_e)

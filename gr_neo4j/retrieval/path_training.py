@@ -167,9 +167,7 @@ def train_path_ranker(
     own = retriever is None
     r = retriever or Retriever(settings)
     try:
-        info = r.dataset(dataset)
-        if info.kind != "knowledge-graph":
-            raise RetrievalError(f"train-paths needs a knowledge-graph dataset; '{dataset}' is {info.kind}")
+        info = r.knowledge_graph(dataset, "train-paths")
         r.warm(info.name, max(hops))
         rng = np.random.default_rng(config.seed)
         train, held, counts = [], {}, {}

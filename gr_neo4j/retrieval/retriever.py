@@ -142,6 +142,13 @@ class Retriever:
             )
         return info
 
+    def knowledge_graph(self, name: str | None, command: str) -> DatasetInfo:
+        """:meth:`dataset`, which must be a knowledge graph for ``command`` (named in the error)."""
+        info = self.dataset(name)
+        if info.kind != "knowledge-graph":
+            raise RetrievalError(f"{command} needs a knowledge-graph dataset; '{info.name}' is {info.kind}")
+        return info
+
     def vocab(self, dataset: str) -> RelationVocab:
         """The relation texts of a knowledge-graph dataset and their vectors (from the source)."""
         return self.source.vocab(dataset)
