@@ -33,9 +33,10 @@ from .connection import Connection, connect
 from .cypher_store import statement
 from .defaults import AnswerBy, Decoding
 from .errors import GrNeo4jError
+from .metrics import SEPARATOR
 from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
-from .retrieval.support import SEPARATOR, SupportedAnswer, supported_answers
+from .retrieval.support import SupportedAnswer, supported_answers
 from .samples import SubgraphSample
 from .server.layout import layout_of
 from .settings import Settings

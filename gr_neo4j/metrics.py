@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 NOT_IN_GRAPH = "not in the graph"  # the answer that names nothing (constrained decoding offers it)
+SEPARATOR = "|"  # between the items of an answer (constrained decoding and the graph's answers write it)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 _ITEM_SPLIT = re.compile(r"[|;,\n]")

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..metrics import NOT_IN_GRAPH
-from ..retrieval.support import SEPARATOR
+from ..metrics import NOT_IN_GRAPH, SEPARATOR
 
 
 @dataclass

@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..defaults import Mode
-from ..metrics import answer_set_scores, percentiles
+from ..metrics import SEPARATOR, answer_set_scores, percentiles
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
@@ -33,7 +33,6 @@ from .ceiling import path_ceiling
 from .linking import unbracketed
 from .params import RetrievalError, RetrievalParams
 from .retriever import Retriever
-from .support import SEPARATOR
 
 EVAL_MODES = tuple(Mode)  # every mode, side by side
 

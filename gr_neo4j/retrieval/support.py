@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..metrics import NOT_IN_GRAPH, answer_items, normalize
+from ..metrics import NOT_IN_GRAPH, SEPARATOR, answer_items, normalize
 from .result import RetrievalResult
-
-SEPARATOR = "|"  # between the items of an answer (constrained decoding writes the same)
 
 
 @dataclass(frozen=True)
