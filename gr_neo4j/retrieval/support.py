@@ -53,7 +53,11 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
     by_text: dict[str, list[int]] = {}
     for i, n in enumerate(result.nodes):
         by_text.setdefault(normalize(n.text), []).append(i)
-    trees = [_bfs(result, t) for t, n in enumerate(result.nodes) if n.topic]
+    adjacent: dict[int, list[tuple[int, int]]] = {}
+    for k, e in enumerate(result.edges):
+        adjacent.setdefault(e.src, []).append((e.dst, k))
+        adjacent.setdefault(e.dst, []).append((e.src, k))
+    trees = [_bfs(adjacent, t) for t, n in enumerate(result.nodes) if n.topic]
     out = []
     for item in dict.fromkeys(p.strip() for p in answer.split(SEPARATOR) if p.strip()):
         norm = (answer_items(item) or [""])[0]
@@ -72,13 +76,9 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
     return out
 
 
-def _bfs(result: RetrievalResult, root: int) -> dict[int, tuple[int, int, int]]:
-    """Breadth-first from ``root`` over the chosen relationships, both directions:
-    node -> (previous node, edge index, distance); the root maps to (-1, -1, 0)."""
-    adjacent: dict[int, list[tuple[int, int]]] = {}
-    for k, e in enumerate(result.edges):
-        adjacent.setdefault(e.src, []).append((e.dst, k))
-        adjacent.setdefault(e.dst, []).append((e.src, k))
+def _bfs(adjacent: dict[int, list[tuple[int, int]]], root: int) -> dict[int, tuple[int, int, int]]:
+    """Breadth-first from ``root`` over ``adjacent`` (node -> [(neighbour, edge index)], both
+    directions): node -> (previous node, edge index, distance); the root maps to (-1, -1, 0)."""
     parent = {root: (-1, -1, 0)}
     queue = deque([root])
     while queue:
