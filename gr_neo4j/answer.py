@@ -115,8 +115,15 @@ def new_retrieval_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def record(retriever: Retriever, result: RetrievalResult, answer: str | None) -> str:
-    """Write the Retrieval node (one write transaction) and return its id."""
+def answer_node_ids(result: RetrievalResult, answers: Sequence[SupportedAnswer]) -> list[str]:
+    """The element ids of the subgraph nodes the answer items name (each once, in answer order)."""
+    by_key = {n.key: n.element_id for n in result.nodes}
+    return list(dict.fromkeys(by_key[a.key] for a in answers if a.key is not None and a.key in by_key))
+
+
+def record(retriever: Retriever, result: RetrievalResult, answer: str | None, answer_ids: Sequence[str] = ()) -> str:
+    """Write the Retrieval node, linked to the retrieved nodes, the topic entities and the answer
+    entities (one write transaction), and return its id."""
     rid = new_retrieval_id()
     retriever.conn.write(
         "retrieval_record",
@@ -129,6 +136,8 @@ def record(retriever: Retriever, result: RetrievalResult, answer: str | None) ->
         answer=answer,
         rel_ids=[e.element_id for e in result.edges],
         node_ids=[n.element_id for n in result.nodes],
+        topic_ids=[n.element_id for n in result.nodes if n.topic],
+        answer_ids=list(answer_ids),
     )
     return rid
 
@@ -180,8 +189,10 @@ def ask(
         else:
             answer, by = "", "nobody (answering skipped)"
         answer_ms = 1000 * (time.perf_counter() - began)
-        rid = record(retriever, result, answer if answer_it else None) if record_it else None
         answers = tuple(supported_answers(result, answer)) if answer_it else ()
+        answer_ids = ([result.nodes[i].element_id for i in result.graph_answers] if answer_it and by_graph
+                      else answer_node_ids(result, answers))
+        rid = record(retriever, result, answer if answer_it else None, answer_ids) if record_it else None
         return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid, answers)
     finally:
         if own:
@@ -208,7 +219,9 @@ def show_query(rid: str) -> str:
     """The Cypher that shows exactly the subgraph of a recorded ask (the id written in, for Browser)."""
     if not ID_PATTERN.match(rid):
         raise GrNeo4jError(f"'{rid}' is not a retrieval id (12 hexadecimal digits, as `ask` prints)")
-    return statement("retrieval_show").split("\n", 1)[1].replace("$id", f"'{rid}'")
+    lines = statement("retrieval_show").splitlines()
+    body = [line for line in lines if not line.lstrip().startswith("//")]
+    return "\n".join(body).replace("$id", f"'{rid}'")
 
 
 def browser_url(settings: Settings, query: str | None = None) -> str | None:
