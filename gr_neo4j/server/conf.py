@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..browser import post_connect_command
 from ..settings import Settings
 from .layout import ServerLayout
 
@@ -56,6 +57,8 @@ def render_conf(settings: Settings, layout: ServerLayout, lib_dir: Path) -> str:
         f"server.directories.import={layout.home / 'import'}",
         "server.directories.transaction.logs.root=" + str(layout.data_dir / "transactions"),
         "db.tx_log.rotation.retention_policy=2 days 2G",
+        # Browser applies gr-neo4j's style (gr_neo4j/browser/style.grass) each time it connects.
+        f"browser.post_connect_cmd={post_connect_command()}",
     ]
     lines += [f"server.jvm.additional={opt}" for opt in OFFICIAL_JVM_OPTIONS]
     return "\n".join(lines) + "\n"
