@@ -102,6 +102,25 @@ def test_show_prints_the_query_and_the_browser_url(loaded, server):
     assert bad.exit_code == 1 and "not a retrieval id" in bad.output
 
 
+def test_a_recorded_ask_links_its_topic_and_answer_entities_and_prints_the_browser_url(loaded, server):
+    out = ask("which movies did Christopher Nolan direct", "-d", "metaqa", "--hops", "1")
+    assert out.exit_code == 0, out.output
+    rid = loaded.query("MATCH (r:Retrieval) RETURN r.id AS id")[0]["id"]
+    flat = out.output.replace("\n", "")
+    assert f"http://127.0.0.1:{server.http_port}/browser/?cmd=edit&arg=MATCH%20%28r%3ARetrieval%20%7Bid%3A%20%27{rid}%27" in flat
+    links = loaded.query("MATCH (:Retrieval {id: $id})-[l:TOPIC|ANSWER]->(n) RETURN type(l) AS type, n.key AS key", {"id": rid})
+    expected = {("TOPIC", "Christopher Nolan"), ("ANSWER", "Inception"), ("ANSWER", "The Dark Knight")}
+    assert sorted((r["type"], r["key"]) for r in links) == sorted(expected)
+    rows = loaded.query(show_query(rid))
+    assert {r["r"]["id"] for r in rows} == {rid}
+    assert {(m.type, m.end_node["key"]) for row in rows for m in row["marks"]} == expected
+    assert {r["n"]["key"] for r in rows} >= {"Christopher Nolan", "Inception", "The Dark Knight"}
+    # Retrieval only: topics are linked, nothing is marked as an answer.
+    rid = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--json", "--no-answer").stdout)["retrieval_id"]
+    links = loaded.query("MATCH (:Retrieval {id: $id})-[l:TOPIC|ANSWER]->(n) RETURN type(l) AS type, n.key AS key", {"id": rid})
+    assert [(r["type"], r["key"]) for r in links] == [("TOPIC", "Titanic")]
+
+
 def test_no_record_writes_nothing(loaded):
     before = counts(loaded)
     out = ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--json", "--no-answer", "--no-record")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -117,10 +118,13 @@ def ask(
     t = out.retrieval.timings
     console.print(f"[dim]retrieval {t.total_ms:.0f} ms (embed {t.embed_ms:.0f}, cypher {t.cypher_ms:.0f}, pcst {t.pcst_ms:.0f})[/]")
     if out.retrieval_id:
-        url = browser_url(settings)
-        where = f" in Browser ({url})" if url else " in Neo4j Browser"
-        console.print(f"Recorded as retrieval [bold]{out.retrieval_id}[/]: `gr-neo4j show {out.retrieval_id}` prints the query to see it{where}:")
-        console.print(f"  {show_query(out.retrieval_id)}", highlight=False, markup=False)
+        query = show_query(out.retrieval_id)
+        console.print(f"Recorded as retrieval [bold]{out.retrieval_id}[/] (`gr-neo4j show {out.retrieval_id}`); "
+                      "see it in Neo4j Browser with:")
+        console.print(textwrap.indent(query, "  "), highlight=False, markup=False, soft_wrap=True)
+        url = browser_url(settings, query)
+        if url:
+            console.print(f"Browser (query pre-filled): {url}", highlight=False, markup=False, soft_wrap=True)
 
 
 def show(rid: str = typer.Argument(..., help="A retrieval id printed by `ask`.")) -> None:
@@ -137,7 +141,11 @@ def show(rid: str = typer.Argument(..., help="A retrieval id printed by `ask`.")
     console.print(s.query, highlight=False, markup=False)
     if s.browser_url:
         console.print(f"Browser (query pre-filled): {s.browser_url}", highlight=False, markup=False, soft_wrap=True)
-    console.print(f"[dim]Browser style (edges captioned by their text): drag {style_path()} onto Browser.[/]")
+    if s.browser_url:
+        console.print("[dim]In Browser the question is the pink node, its TOPIC links are orange and its ANSWER links green "
+                      "(gr-neo4j's style, applied when Browser connects to the managed server).[/]")
+    else:
+        console.print(f"[dim]Browser style (captions; TOPIC orange, ANSWER green): drag {style_path()} onto Browser.[/]")
 
 
 def retrieve(
