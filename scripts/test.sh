@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
 
-# The Browser test drives a headless Chromium (Debian's package).
+# The Browser tests drive a headless Chromium (Debian's package), through Playwright in one of them.
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "==> installing chromium with apt-get (for the Neo4j Browser test)"
