@@ -10,7 +10,8 @@ hallucination check) and the gold label. ``gr-neo4j retrieve --out FILE`` writes
 arguments as ``Argument 1: …\\nArgument 2: …``; the model's prompt module adds the instruction.
 ``label`` is the gold answer; several gold answers are joined with ``|``. ``topic`` marks the nodes
 that are the question's topic entities (knowledge graphs; empty where unknown, e.g. files written
-before it existed).
+before it existed). ``q`` is the question's embedding by the same embedder as the nodes (written by
+`retrieve`; None in older files, embedded again where the node head needs it).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class SubgraphSample:
     dataset: str
     node_texts: list[str] = field(default_factory=list)
     topic: list[bool] = field(default_factory=list)
+    q: torch.Tensor | None = None
 
 
 def _to_dict(s: SubgraphSample) -> dict:
@@ -59,12 +61,13 @@ def _to_dict(s: SubgraphSample) -> dict:
         "x": d.x.detach().cpu().float().contiguous(),
         "edge_index": d.edge_index.detach().cpu().long().contiguous(),
         "edge_attr": edge_attr.detach().cpu().float().contiguous(),
-    }
+    } | ({"q": s.q.detach().cpu().float().contiguous()} if s.q is not None else {})
 
 
 def _from_dict(d: dict) -> SubgraphSample:
     data = Data(x=d["x"], edge_index=d["edge_index"], edge_attr=d["edge_attr"])
-    return SubgraphSample(d["id"], d["question"], d["label"], d["desc"], data, d["dataset"], list(d["node_texts"]), list(d.get("topic", [])))
+    return SubgraphSample(d["id"], d["question"], d["label"], d["desc"], data, d["dataset"], list(d["node_texts"]), list(d.get("topic", [])),
+                         d.get("q"))
 
 
 def save_samples(path: str | Path, samples: Sequence[SubgraphSample]) -> Path:

@@ -59,6 +59,8 @@ def retrieve_split(
 ) -> BatchReport:
     """Retrieve for every Question of ``dataset``/``split`` and save ``SubgraphSample``s to ``out``;
     the questions are reported through ``progress`` as one phase."""
+    import torch
+
     from ..samples import SubgraphSample, save_samples
 
     if Path(out).is_dir():  # found before the retrieval, not after it
@@ -91,6 +93,7 @@ def retrieve_split(
                             dataset=info.name,
                             node_texts=[n.text for n in res.nodes],
                             topic=[n.topic for n in res.nodes],
+                            q=torch.from_numpy(vec).float(),
                         )
                     )
                     advance(1)
