@@ -59,3 +59,11 @@ class AnswerBy(StrEnum):
     AUTO = "auto"  # the graph where the selection answers (paths mode) and no --checkpoint, else the LLM
     GRAPH = "graph"  # the selection's own answers: where the named entities meet, else the best path's ends
     LLM = "llm"  # the LLM (zero-shot, or the --checkpoint model) from the textualized subgraph
+
+
+class Objective(StrEnum):
+    """What `train` optimises (see `gr_neo4j.model.answer_head`)."""
+
+    LM = "lm"  # the LLM's answer tokens (G-Retriever)
+    NODE = "node"  # only the question-conditioned node head, binary cross-entropy on the answer nodes; no LLM
+    JOINT = "joint"  # both: the LM loss plus --node-weight times the node loss; the head ranks the prompt's candidates

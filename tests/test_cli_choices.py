@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
-from gr_neo4j.defaults import Decoding, Gnn, Mode, OnError
+from gr_neo4j.defaults import Decoding, Gnn, Mode, Objective, OnError
 
 runner = CliRunner()
 
@@ -18,6 +18,7 @@ CHOICES = [
     (["ask", "who?"], "--mode", Mode),
     (["retrieve", "-d", "metaqa", "-s", "dev", "-o", "x.pt"], "--mode", Mode),
     (["train", "-d", "metaqa", "-o", "ckpt"], "--gnn", Gnn),
+    (["train", "-d", "metaqa", "-o", "ckpt"], "--objective", Objective),
     (["load", "metaqa"], "--on-error", OnError),
     (["ask", "who?"], "--decoding", Decoding),
     (["eval", "-c", "ckpt"], "--decoding", Decoding),

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..defaults import Decoding, Gnn
+from ..defaults import Decoding, Gnn, Objective
 from ..model.config import TrainConfig  # light: the defaults below are the library's
 from .common import DECODING, console, err_console, handles_errors, settings_from
 from .progress import RichProgress
@@ -40,14 +40,18 @@ def train(
     limit: int | None = typer.Option(T.limit, "--limit", help="At most this many samples per split (quick runs)."),
     max_minutes: float | None = typer.Option(T.max_minutes, "--max-minutes", help="Wall-clock budget for the training."),
     resume: bool = typer.Option(T.resume, "--resume/--no-resume", help="Continue the checkpoint in --out if there is one."),
+    objective: Objective = typer.Option(T.objective, "--objective", help="lm (answer tokens), node (a question-conditioned node "
+                                        "head alone, BCE on the answer nodes, no LLM), or joint (both; the prompt lists the head's best nodes)."),
+    node_weight: float = typer.Option(T.node_weight, "--node-weight", help="Weight of the node head's loss with --objective joint."),
+    head_lr: float = typer.Option(T.head_lr, "--head-lr", help="Peak learning rate of the node head."),
 ) -> None:
-    """Train the GNN + LLM model (G-Retriever) and write a checkpoint directory."""
+    """Train the GNN + LLM model (G-Retriever), or a node head, and write a checkpoint directory."""
     from ..model.training import train as run
 
     config = TrainConfig(dataset=dataset, out=out, retrieved=retrieved, tsv=tsv, llm=llm, epochs=epochs,
                          batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, gnn=gnn,
                          graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
-                         max_minutes=max_minutes, resume=resume)
+                         max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr)
     result = run(config, settings=settings_from(), progress=RichProgress(err_console))
     console.print(
         f"trained {result.epochs_run} epochs ({result.stopped}), best validation loss {result.best_val_loss:.4f} "
@@ -64,12 +68,24 @@ def eval_(
     limit: int | None = typer.Option(None, "--limit", help="Answer only the first samples of the split."),
     decoding: Decoding = DECODING,
 ) -> None:
-    """Answer a split with a trained checkpoint; write predictions (JSON lines) and metrics."""
+    """Answer a split with a trained checkpoint (and score its node head, if any); write predictions (JSON lines) and metrics."""
     from ..model.evaluation import evaluate
 
     r = evaluate(checkpoint, split, samples=samples, settings=settings_from(), batch_size=batch_size, limit=limit,
                  progress=RichProgress(err_console), decoding=decoding)
     kgqa = r.f1 is not None
+    if r.answered_by == "llm":
+        _llm_tables(r, kgqa)
+    if r.head:
+        head = Table("hops", "Hit@1", "answer precision", "answer recall", "answer F1", "samples",
+                     title=f"Node head ({r.dataset} {r.split}; answers: nodes above 0.5, else the best)", title_justify="left")
+        for group, h in [("all", r.head), *((g, v["head"]) for g, v in (r.by_hop or {}).items())]:
+            head.add_row(group, f"{h['hit@1']:.4f}", f"{h['precision']:.4f}", f"{h['recall']:.4f}", f"{h['f1']:.4f}", str(h["total"]))
+        console.print(head)
+    console.print(f"predictions {r.predictions}, metrics {r.metrics}", highlight=False)
+
+
+def _llm_tables(r, kgqa: bool) -> None:
     table = Table("dataset", "split", r.metric, "correct", *(("answer F1", "outside the subgraph", "hallucination rate") if kgqa else ()), "samples/s")
     table.add_row(r.dataset, r.split, f"{r.value:.4f}", f"{r.correct}/{r.total}",
                   *((f"{r.f1:.4f}", f"{r.outside_rate:.4f}", f"{r.hallucination_rate:.4f}") if kgqa else ()), f"{r.samples_per_s:.2f}")
@@ -79,4 +95,3 @@ def eval_(
         for group, g in r.by_hop.items():
             hops.add_row(group, f"{g['value']:.4f}", f"{g['precision']:.4f}", f"{g['recall']:.4f}", f"{g['f1']:.4f}", f"{g['outside_rate']:.4f}", str(g["total"]))
         console.print(hops)
-    console.print(f"predictions {r.predictions}, metrics {r.metrics}", highlight=False)

@@ -6,6 +6,11 @@ vector q ``[D]`` (the embedder of the nodes) enters each node's features as ``[x
 stack of the encoder's convolutions (Graph Transformer by default, with residual connections)
 propagates, and a linear layer scores. It is trained with binary cross-entropy on each sample's
 answer nodes (node texts equal to a gold answer after normalisation), on the CPU in minutes.
+
+``gr-neo4j train --objective node`` trains it alone (:class:`NodeModel`, no LLM), ``joint`` beside
+the GNN + LLM model (:class:`~.gretriever.GRetrieverModel` holds it as ``head``; its ranking of the
+nodes is listed in the prompt). The question vector is each sample's ``q`` (written by `retrieve`),
+else the configured embedder's vector of the question text (:func:`fill_question_vectors`).
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
-from ..metrics import normalize, split_answers
+from ..errors import GrNeo4jError
+from ..metrics import SEPARATOR, normalize, split_answers
 from ..samples import SubgraphSample
+from .config import ModelConfig
 from .encoder import GNN_TYPES, _conv
 
 
@@ -139,3 +146,106 @@ def train_head(
             total, batches = total + loss.item(), batches + 1
         losses.append(total / max(batches, 1))
     return losses
+
+
+# -- wiring into training and answering (objective node / joint) ---------------------------------
+
+
+def fill_question_vectors(samples: Sequence[SubgraphSample], settings=None, embedder=None) -> None:
+    """Give every sample without ``q`` the embedding of its question (``embedder``, else the
+    configured one, loaded only when some sample lacks a vector); a vector of another size than
+    the node features is an error (another embedder built them)."""
+    missing = [s for s in samples if s.q is None]
+    if missing:
+        if embedder is None:
+            from ..embedder import load_embedder
+            from ..settings import load_settings
+
+            embedder = load_embedder(settings or load_settings())
+        for s, v in zip(missing, embedder.encode([s.question for s in missing])):
+            s.q = torch.as_tensor(v, dtype=torch.float32)
+    for s in samples:
+        if s.q.numel() != s.data.x.size(1):
+            raise GrNeo4jError(f"sample {s.id}: question vector of size {s.q.numel()}, node features of size {s.data.x.size(1)}"
+                               " (embedded by another model)")
+
+
+def build_head(config: ModelConfig) -> AnswerHead:
+    if config.gnn not in GNN_TYPES:
+        raise GrNeo4jError(f"the node head needs a GNN kind (--gnn {'|'.join(GNN_TYPES)}), not {config.gnn}")
+    return AnswerHead(str(config.gnn), config.embed_dim, config.head_hidden, config.head_layers, config.gnn_heads, config.head_dropout)
+
+
+def positive_weight(samples: Sequence[SubgraphSample]) -> float:
+    """Negatives per positive node over ``samples`` (at least 1): the BCE weight of the answers."""
+    labels = [answer_mask(s.node_texts, s.label) for s in samples]
+    pos = sum(float(y.sum()) for y in labels)
+    neg = sum(float(len(y) - y.sum()) for y in labels)
+    return max(neg / max(pos, 1.0), 1.0)
+
+
+def head_logits(head: AnswerHead, samples: Sequence[SubgraphSample], device: torch.device | str = "cpu") -> tuple[Tensor, list[int]]:
+    """``[sum n_i]`` node logits of a batch and the node count of each sample (``q`` must be set)."""
+    b = Batch.from_data_list([s.data for s in samples]).to(device)
+    q = torch.stack([s.q for s in samples]).to(device)
+    logits = head(b.x, b.edge_index, b.edge_attr, q, b.batch, topic_flags(samples).to(device))
+    return logits, [s.data.num_nodes for s in samples]
+
+
+def node_loss(logits: Tensor, samples: Sequence[SubgraphSample], pos_weight: float = 1.0) -> Tensor:
+    """Binary cross-entropy of the node logits against the answer nodes, positives weighted."""
+    target = torch.cat([answer_mask(s.node_texts, s.label) for s in samples]).to(logits.device)
+    return nn.functional.binary_cross_entropy_with_logits(logits.float(), target,
+                                                          pos_weight=torch.tensor(pos_weight, device=logits.device))
+
+
+def chosen(probs: Tensor, threshold: float = 0.5) -> list[int]:
+    """The node indices the head answers: those above ``threshold``, else the best one."""
+    if len(probs) == 0:
+        return []
+    picked = (probs > threshold).nonzero().flatten().tolist()
+    return sorted(picked, key=lambda i: -float(probs[i])) or [int(probs.argmax())]
+
+
+def ranked_texts(probs: Tensor, texts: Sequence[str], k: int) -> list[str]:
+    """The ``k`` best-scored node texts, best first, each (normalised) text once."""
+    out, seen = [], set()
+    for i in probs.argsort(descending=True).tolist():
+        key = normalize(texts[i])
+        if key and key not in seen:
+            seen.add(key)
+            out.append(texts[i])
+            if len(out) == k:
+                break
+    return out
+
+
+def head_answer(probs: Tensor, texts: Sequence[str]) -> tuple[str, str]:
+    """(the best node's text, the answer: the chosen node texts joined by ``|``)."""
+    if len(probs) == 0:
+        return "", ""
+    return texts[int(probs.argmax())], SEPARATOR.join(dict.fromkeys(texts[i] for i in chosen(probs)))
+
+
+class NodeModel(nn.Module):
+    """The node head alone (objective ``node``): ``forward`` is the BCE of a batch, ``score`` the
+    answer probabilities; weights under ``head.``, as in a joint model."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.head = build_head(config)
+        self.pos_weight = 1.0  # set by training from its samples
+
+    def trainable_state_dict(self) -> dict[str, Tensor]:
+        return {n: t.detach().cpu().contiguous() for n, t in self.state_dict().items()}
+
+    def forward(self, samples: Sequence[SubgraphSample]) -> Tensor:
+        logits, _ = head_logits(self.head, samples, self.head.out.weight.device)
+        return node_loss(logits, samples, self.pos_weight)
+
+    @torch.no_grad()
+    def score(self, samples: Sequence[SubgraphSample]) -> list[Tensor]:
+        """Per sample, ``[n_i]`` answer probabilities of its nodes."""
+        logits, sizes = head_logits(self.head, samples, self.head.out.weight.device)
+        return list(torch.sigmoid(logits.float().cpu()).split(sizes))

@@ -3,7 +3,8 @@
 A checkpoint directory holds::
 
     checkpoint.json      {"format", "model": ModelConfig, "train": TrainConfig, "best": {...}}
-    weights.safetensors  the best graph encoder and projector
+    weights.safetensors  the best graph encoder and projector, and the node head (``head.``) where
+                         the objective (``model.objective``) is node or joint; node: only the head
     adapter/             with LoRA, the best adapters in peft's format
                          (``PeftModel.from_pretrained(llm, "CKPT/adapter")`` loads them)
     last.pt              resume state: last weights, optimiser, scheduler, epoch, history, RNG states
@@ -27,7 +28,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from ..atomic import atomic_path, atomic_write_text
-from ..defaults import Decoding
+from ..defaults import Decoding, Objective
 from ..errors import GrNeo4jError
 from ..progress import Progress
 from ..samples import SubgraphSample
@@ -128,6 +129,29 @@ def load_llm_named(name: str, settings=None, progress: Progress | None = None):
     return llm_module.load_llm_from(name)
 
 
+def load_node_model(checkpoint_dir: str | Path):
+    """The node head of a checkpoint trained with objective node or joint, alone (no LLM is
+    loaded), as a :class:`~.answer_head.NodeModel` in eval mode."""
+    from .answer_head import NodeModel
+
+    checkpoint_dir = Path(checkpoint_dir)
+    config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
+    if not config.has_head:
+        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective {config.objective}, it has no node head")
+    weights = _weights_file(checkpoint_dir)
+    model = NodeModel(config)
+    state = {k: v for k, v in load_file(str(weights)).items() if k.startswith("head.")}
+    load_weights(model, state, weights)
+    return model.eval()
+
+
+def _weights_file(checkpoint_dir: Path) -> Path:
+    weights = checkpoint_dir / WEIGHTS
+    if not weights.is_file():
+        raise GrNeo4jError(f"{checkpoint_dir}: no {WEIGHTS} (training did not finish an epoch)")
+    return weights
+
+
 def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None, progress: Progress | None = None) -> GRetrieverModel:
     """The trained model of a checkpoint directory, in eval mode.
 
@@ -139,9 +163,9 @@ def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None, progres
     """
     checkpoint_dir = Path(checkpoint_dir)
     config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
-    weights = checkpoint_dir / WEIGHTS
-    if not weights.is_file():
-        raise GrNeo4jError(f"{checkpoint_dir}: no {WEIGHTS} (training did not finish an epoch)")
+    if config.objective == Objective.NODE:
+        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective node, a node head without an LLM (see load_node_model)")
+    weights = _weights_file(checkpoint_dir)
     llm_model, tokenizer = llm if llm is not None else load_llm_named(config.llm, settings, progress)
     model = GRetrieverModel(llm_model, tokenizer, config)
     state = load_file(str(weights))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..defaults import Gnn
+from ..defaults import Gnn, Objective
 from .prompts import PROMPT_VERSION
 
 
@@ -35,12 +35,24 @@ class ModelConfig:
     max_txt_len: int = 512
     max_new_tokens: int = 32
     prompt_version: str = PROMPT_VERSION
+    # the question-conditioned node head (objective node or joint; gr_neo4j.model.answer_head), its
+    # convolutions of the kind ``gnn`` names; the prompt lists its ``candidates`` best node texts
+    objective: Objective = Objective.LM
+    head_hidden: int = 256
+    head_layers: int = 2
+    head_dropout: float = 0.1
+    candidates: int = 5
 
     def __post_init__(self) -> None:
         self.gnn = Gnn(self.gnn)  # plain strings (a stored config, a caller) become the member
+        self.objective = Objective(self.objective)
+
+    @property
+    def has_head(self) -> bool:
+        return self.objective != Objective.LM
 
     def to_dict(self) -> dict:
-        return {k: (str(v) if isinstance(v, Gnn) else v) for k, v in asdict(self).items()}
+        return {k: (str(v) if isinstance(v, (Gnn, Objective)) else v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelConfig:
@@ -80,12 +92,20 @@ class TrainConfig:
     limit: int | None = None  # at most this many samples per split (quick runs)
     max_minutes: float | None = None  # wall-clock budget; the running epoch is cut short
     resume: bool = True
+    # lm: the answer tokens; node: the node head alone, no LLM; joint: the LM loss + node_weight x the head's
+    objective: Objective = Objective.LM
+    node_weight: float = 1.0  # weight of the node head's binary cross-entropy in the joint loss
+    head_lr: float = 1e-3  # peak learning rate of the node head (trained from scratch, unlike the LLM side)
+    head_hidden: int = 256
+    head_layers: int = 2
+    candidates: int = 5  # node texts ranked by the head that the prompt lists (joint)
 
     def __post_init__(self) -> None:
         self.gnn = Gnn(self.gnn)
+        self.objective = Objective(self.objective)
 
     def to_dict(self) -> dict:
-        return {k: (str(v) if isinstance(v, (Path, Gnn)) else v) for k, v in asdict(self).items()}
+        return {k: (str(v) if isinstance(v, (Path, Gnn, Objective)) else v) for k, v in asdict(self).items()}
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:

@@ -19,6 +19,7 @@ from torch_geometric.data import Batch
 from ..defaults import Decoding, Gnn
 from ..metrics import kind_of
 from ..samples import SubgraphSample
+from .answer_head import build_head, head_logits, node_loss, ranked_texts
 from .config import ModelConfig
 from .constrained import SEPARATOR, PhraseConstraint
 from .encoder import GraphEncoder
@@ -73,6 +74,10 @@ class GRetrieverModel(nn.Module):
             self.projector = nn.Sequential(
                 nn.Linear(h, h), nn.Sigmoid(), nn.Linear(h, self.hidden_size * t), nn.Unflatten(-1, (t, self.hidden_size))
             ).to(device)
+        # objective joint: the question-conditioned node head beside the encoder (its input is the
+        # question-conditioned node features, so it shares no layer); it ranks the prompt's candidates
+        self.head = build_head(config).to(device) if config.has_head else None
+        self.pos_weight, self.node_weight = 1.0, 1.0  # of the head's BCE in the loss; set by training
         self.prompts = PromptBuilder(tokenizer, config.max_txt_len, config.max_new_tokens)
 
     @classmethod
@@ -94,7 +99,7 @@ class GRetrieverModel(nn.Module):
     def trainable_state_dict(self) -> dict[str, Tensor]:
         """Only the learnt weights (encoder, projector, LoRA adapters), on the CPU."""
         names = {n for n, p in self.named_parameters() if p.requires_grad}
-        buffers = {n for n, _ in self.named_buffers() if n.startswith(("encoder.", "projector."))}
+        buffers = {n for n, _ in self.named_buffers() if n.startswith(("encoder.", "projector.", "head."))}
         return {n: t.detach().cpu().contiguous() for n, t in self.state_dict().items() if n in names | buffers}
 
     def graph_tokens(self, samples: Sequence[SubgraphSample]) -> Tensor | None:
@@ -105,16 +110,42 @@ class GRetrieverModel(nn.Module):
         pooled = self.encoder(batch.x, batch.edge_index, batch.edge_attr, batch.batch, len(samples))
         return self.projector(pooled).to(self.llm_dtype)
 
-    def encode_prompts(self, samples: Sequence[SubgraphSample], with_labels: bool) -> list[EncodedPrompt]:
-        return [self.prompts.encode(s.dataset, s.question, s.desc, s.label if with_labels else None) for s in samples]
+    def node_logits(self, samples: Sequence[SubgraphSample]) -> tuple[Tensor, list[int]]:
+        """The head's ``[sum n_i]`` node logits and each sample's node count (samples need ``q``)."""
+        missing = [s.id for s in samples if s.q is None]
+        if missing:
+            raise ValueError(f"samples without a question vector (answer_head.fill_question_vectors): {missing[:3]}")
+        return head_logits(self.head, samples, self.device)
 
-    def embed(self, samples: Sequence[SubgraphSample], with_labels: bool) -> tuple[Tensor, Tensor, Tensor | None]:
+    def candidates(self, samples: Sequence[SubgraphSample], logits: Tensor | None = None,
+                   sizes: Sequence[int] | None = None) -> list[list[str]] | None:
+        """Per sample, the node texts the head ranks best (``config.candidates`` of them); None
+        without a head. ``logits``/``sizes``: the head's output when already computed."""
+        if self.head is None or self.config.candidates <= 0:
+            return None
+        if logits is None:
+            with torch.no_grad():
+                logits, sizes = self.node_logits(samples)
+        probs = torch.sigmoid(logits.detach().float().cpu()).split(list(sizes))
+        return [ranked_texts(p, s.node_texts, self.config.candidates) for p, s in zip(probs, samples)]
+
+    def encode_prompts(self, samples: Sequence[SubgraphSample], with_labels: bool,
+                       candidates: Sequence[Sequence[str]] | None = None) -> list[EncodedPrompt]:
+        """The prompts; ``candidates`` (per sample, e.g. :meth:`candidates`) are listed in them."""
+        return [self.prompts.encode(s.dataset, s.question, s.desc, s.label if with_labels else None,
+                                    candidates[i] if candidates else ()) for i, s in enumerate(samples)]
+
+    def embed(self, samples: Sequence[SubgraphSample], with_labels: bool,
+              candidates: Sequence[Sequence[str]] | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
         """Input embeddings [B, L, H], attention mask [B, L] and labels [B, L] (-100 except on the
-        answer tokens; None without labels). Sequences are left-padded so generation continues them."""
+        answer tokens; None without labels). Sequences are left-padded so generation continues them.
+        With a head the prompts list its candidates (computed here unless given)."""
         graph = self.graph_tokens(samples)
         words = self.llm.get_input_embeddings()
+        if candidates is None:
+            candidates = self.candidates(samples)
         rows, label_rows = [], []
-        for i, enc in enumerate(self.encode_prompts(samples, with_labels)):
+        for i, enc in enumerate(self.encode_prompts(samples, with_labels, candidates)):
             tail = enc.after + (enc.label or [])
             ids = torch.tensor(enc.before + tail, dtype=torch.long, device=self.device)
             emb = words(ids)
@@ -140,20 +171,29 @@ class GRetrieverModel(nn.Module):
     # -- training and answering -----------------------------------------------------------------
 
     def forward(self, samples: Sequence[SubgraphSample]) -> Tensor:
-        """Mean cross-entropy of the answer tokens (a scalar).
+        """Mean cross-entropy of the answer tokens (a scalar); with a head (objective joint) plus
+        ``node_weight`` times its binary cross-entropy on the answer nodes, whose ranking of this
+        very pass (detached) gives the prompt's candidates.
 
         Only the last K positions get logits (K = longest answer + 1): the answers end every row
         (left padding), and the vocabulary projection of the whole prompt would cost a fifth of
         the compute of a small LLM and gigabytes of logits for nothing.
         """
-        embeds, mask, labels = self.embed(samples, with_labels=True)
+        node = None
+        candidates = None
+        if self.head is not None:
+            logits, sizes = self.node_logits(samples)
+            node = node_loss(logits, samples, self.pos_weight)
+            candidates = self.candidates(samples, logits, sizes)
+        embeds, mask, labels = self.embed(samples, with_labels=True, candidates=candidates)
         position_ids = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding must not shift positions
         keep = int((labels != IGNORE_INDEX).sum(-1).max()) + 1
         logits = self.llm(inputs_embeds=embeds, attention_mask=mask, position_ids=position_ids,
                           logits_to_keep=keep).logits
         # logits at position t predict the token at t + 1
-        return nn.functional.cross_entropy(logits[:, :-1].float().flatten(0, 1), labels[:, -(keep - 1):].flatten(),
-                                           ignore_index=IGNORE_INDEX)
+        lm = nn.functional.cross_entropy(logits[:, :-1].float().flatten(0, 1), labels[:, -(keep - 1):].flatten(),
+                                         ignore_index=IGNORE_INDEX)
+        return lm if node is None else lm + self.node_weight * node
 
     @torch.no_grad()
     def generate(self, samples: Sequence[SubgraphSample], max_new_tokens: int | None = None,

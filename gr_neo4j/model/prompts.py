@@ -10,12 +10,17 @@ sentinel user message and cut there, so the graph token opens the user turn, rig
 textualised graph and the question (G-Retriever puts it right after ``<s>[INST]``). Without a chat
 template the prefix is just BOS and the suffix is empty. Only the label tokens are learnt.
 
+With a node head (``--objective joint``), a line after the graph lists the node texts the head
+ranks best, most likely first (:func:`candidates_line`); a checkpoint says whether it has a head, so
+that line is part of its configuration and the prompt without it is unchanged.
+
 The instructions are the paper's. Bump PROMPT_VERSION whenever anything here changes: it is
 stored in checkpoints so that a model is never evaluated with a prompt it was not trained on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..metrics import kind_of
@@ -33,6 +38,13 @@ def instruction(dataset: str, question: str) -> str:
     if kind == "scene_graph":
         return f"Question: {question}\n\nAnswer:"
     return f"Question: {question}\nAnswer:"
+
+
+def candidates_line(candidates: Sequence[str]) -> str:
+    """The prompt's line of the node head's best nodes ('' without any)."""
+    if not candidates:
+        return ""
+    return "Likely answers, most likely first: " + " | ".join(candidates) + ". Answer with nodes of the graph."
 
 
 @dataclass
@@ -69,7 +81,10 @@ class PromptBuilder:
     def _ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
 
-    def encode(self, dataset: str, question: str, desc: str, label: str | None = None) -> EncodedPrompt:
-        after = self._ids(desc)[: self.max_txt_len] + self._ids("\n" + instruction(dataset, question)) + self.suffix
+    def encode(self, dataset: str, question: str, desc: str, label: str | None = None,
+               candidates: Sequence[str] = ()) -> EncodedPrompt:
+        """``candidates``: the node head's best node texts, listed after the (cut) graph text."""
+        ranked = self._ids("\n" + candidates_line(candidates)) if candidates else []
+        after = self._ids(desc)[: self.max_txt_len] + ranked + self._ids("\n" + instruction(dataset, question)) + self.suffix
         label_ids = None if label is None else self._ids(label)[: self.max_new_tokens] + self.eos
         return EncodedPrompt(list(self.prefix), after, label_ids)

@@ -23,10 +23,12 @@ from pathlib import Path
 import torch
 
 from ..atomic import atomic_path
-from ..defaults import Gnn
+from ..defaults import Gnn, Objective
 from ..errors import GrNeo4jError
+from ..metrics import kind_of
 from ..progress import NO_PROGRESS, Progress
 from ..samples import SubgraphSample
+from .answer_head import NodeModel, fill_question_vectors, positive_weight
 from .checkpoint import CONFIG, FORMAT, RESUME, load_llm_named, read_config, save_weights, write_json
 from .config import ModelConfig, TrainConfig
 from .datasets import load_splits
@@ -69,7 +71,28 @@ def lr_schedule(opt: torch.optim.Optimizer, steps_per_epoch: int, config: TrainC
 def model_config(config: TrainConfig, llm_name: str, embed_dim: int, embedder: str) -> ModelConfig:
     return ModelConfig(llm=llm_name, embed_dim=embed_dim, embedder=embedder, gnn=config.gnn, gnn_layers=config.gnn_layers,
                        gnn_hidden=config.gnn_hidden, gnn_heads=config.gnn_heads, graph_tokens=config.graph_tokens,
-                       lora=config.lora, max_txt_len=config.max_txt_len, max_new_tokens=config.max_new_tokens)
+                       lora=config.lora, max_txt_len=config.max_txt_len, max_new_tokens=config.max_new_tokens,
+                       objective=config.objective, head_hidden=config.head_hidden, head_layers=config.head_layers,
+                       candidates=config.candidates)
+
+
+def build_model(config: TrainConfig, train_set: Sequence[SubgraphSample], settings, llm, progress: Progress):
+    """The model an objective trains: the GNN + LLM (lm), the node head alone without any LLM
+    (node), or both (joint); a head gets the weight of the answer nodes in its loss."""
+    objective = Objective(config.objective)
+    embed_dim = int(train_set[0].data.x.size(1))
+    embedder_name = _embedder_name(settings) if config.tsv is not None else ""
+    if objective == Objective.NODE:
+        model = NodeModel(model_config(config, "", embed_dim, embedder_name))
+    else:
+        if llm is None:
+            llm = load_llm_named(config.llm or "", settings, progress)
+        llm_name = config.llm or _configured_llm_name(settings)
+        model = GRetrieverModel(llm[0], llm[1], model_config(config, llm_name, embed_dim, embedder_name))
+        model.node_weight = config.node_weight
+    if objective != Objective.LM:
+        model.pos_weight = positive_weight(train_set)
+    return model
 
 
 @torch.no_grad()
@@ -83,7 +106,7 @@ def mean_loss(model: GRetrieverModel, samples: Sequence[SubgraphSample], batch_s
 
 
 def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[SubgraphSample]] | None = None,
-          progress: Progress | None = None) -> TrainResult:
+          progress: Progress | None = None, embedder=None) -> TrainResult:
     """Train and write a checkpoint directory ``config.out``.
 
     Args:
@@ -92,6 +115,11 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         llm: an already loaded ``(model, tokenizer)`` (else the one named by ``config.llm``/settings).
         splits: ready ``{'train', 'val', 'test'}`` samples (else read from ``config.retrieved``/``tsv``).
         progress: told one phase per epoch (samples) and one note per epoch with its losses.
+        embedder: embeds the questions of samples without a question vector where the objective
+            trains a node head (else the configured embedder, loaded only then).
+
+    ``config.objective``: lm (the paper's), node (the node head alone, no LLM is loaded) or joint;
+    the head's parameters learn at ``config.head_lr``.
     """
     progress = progress or NO_PROGRESS
     from ..settings import load_settings
@@ -107,17 +135,22 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     train_set, val_set = splits["train"], splits["val"]
     if not train_set or not val_set:
         raise GrNeo4jError("the train and validation splits must not be empty")
-    embed_dim = int(train_set[0].data.x.size(1))
-    if llm is None:
-        llm = load_llm_named(config.llm or "", settings, progress)
-    llm_name = config.llm or _configured_llm_name(settings)
-    embedder = _embedder_name(settings) if config.tsv is not None else ""
-    mcfg = model_config(config, llm_name, embed_dim, embedder)
-    model = GRetrieverModel(llm[0], llm[1], mcfg)
-    params = [p for p in model.parameters() if p.requires_grad]
+    objective = Objective(config.objective)
+    if objective != Objective.LM:
+        if kind_of(config.dataset) != "kgqa":
+            raise GrNeo4jError(f"--objective {objective} scores nodes as answers: only for knowledge-graph QA, not {config.dataset}")
+        fill_question_vectors(train_set + val_set, settings, embedder)
+    model = build_model(config, train_set, settings, llm, progress)
+    mcfg = model.config
+    llm_name = mcfg.llm
+    head = list(model.head.parameters()) if model.head is not None else []
+    in_head = {id(p) for p in head}
+    rest = [p for p in model.parameters() if p.requires_grad and id(p) not in in_head]
+    params = rest + head
     if not params:
         raise GrNeo4jError(f"nothing to train: use a GNN (--gnn {'|'.join(g for g in Gnn if g != Gnn.NONE)}) or --lora")
-    opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
+    groups = ([{"params": rest}] if rest else []) + ([{"params": head, "lr": config.head_lr}] if head else [])
+    opt = torch.optim.AdamW(groups, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
     # optimiser steps per epoch: the schedule advances once per step, so it ends where it should
     steps_per_epoch = math.ceil(math.ceil(len(train_set) / config.batch_size) / config.grad_accum)
     sched = lr_schedule(opt, steps_per_epoch, config)
@@ -127,7 +160,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     out.mkdir(parents=True, exist_ok=True)
     if config.resume and (out / RESUME).is_file():
         saved = read_config(out)
-        if saved["model"] != mcfg.to_dict() or saved["train"].get("grad_accum", 1) != config.grad_accum:
+        if ModelConfig.from_dict(saved["model"]).to_dict() != mcfg.to_dict() or saved["train"].get("grad_accum", 1) != config.grad_accum:
             raise GrNeo4jError(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
         state = torch.load(out / RESUME, map_location="cpu", weights_only=True)
         model.load_state_dict(state["weights"], strict=False)
@@ -186,7 +219,8 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         _save_resume(out, model, opt, sched, epoch + 1, history, best_val, best_epoch, bad_epochs)
         write_json(out / CONFIG, header | {"best": {"epoch": best_epoch, "val_loss": best_val}})
         write_json(out / "history.json", history)
-        plot_curves(history, out / "curves.png", f"{config.dataset}: {mcfg.gnn} + {llm_name}{' + LoRA' if config.lora else ''}")
+        title = f"{config.dataset}: {mcfg.gnn} + {llm_name}{' + LoRA' if config.lora else ''}" if objective != Objective.NODE else ""
+        plot_curves(history, out / "curves.png", title or f"{config.dataset}: node head ({mcfg.gnn})")
         if stopped != "epochs":
             break
         if bad_epochs >= config.patience:
