@@ -31,7 +31,7 @@ from urllib.parse import quote
 
 from .connection import Connection, connect
 from .cypher_store import statement
-from .defaults import AnswerBy, Decoding
+from .defaults import AnswerBy, Decoding, Objective
 from .errors import GrNeo4jError
 from .metrics import SEPARATOR
 from .progress import Progress
@@ -69,7 +69,7 @@ class AskResult:
 def as_sample(result: RetrievalResult) -> SubgraphSample:
     """The retrieved subgraph as the model's input (no label)."""
     return SubgraphSample(id="ask", question=result.question, label="", desc=result.desc, data=result.data,
-                          dataset=result.dataset, node_texts=[n.text for n in result.nodes])
+                          dataset=result.dataset, node_texts=[n.text for n in result.nodes], topic=[n.topic for n in result.nodes])
 
 
 @dataclass(frozen=True)
@@ -81,18 +81,42 @@ class Answerer:
 
 
 def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm: tuple[Any, Any] | None = None,
-                  progress: Progress | None = None, decoding: Decoding | str = Decoding.AUTO) -> Answerer:
+                  progress: Progress | None = None, decoding: Decoding | str = Decoding.AUTO, embedder=None) -> Answerer:
     """A trained checkpoint (``checkpoint``), else the LLM zero-shot (``llm``, an already loaded
     ``(model, tokenizer)``, or the configured one) behind the same prompt as a trained model.
     ``progress`` is told about a first-use conversion of the default LLM; ``decoding`` (auto:
     held to the subgraph's node texts on knowledge graphs, to the labels on ExplaGraphs).
 
+    A checkpoint with a node head (``train --objective node|joint``) needs the question's vector
+    (``embedder``, else the configured one): joint lists the head's best nodes in the prompt; node
+    answers with the head alone (the nodes above 0.5 probability, else the best), no LLM.
+
     The only place that imports the answering stack (see the module docstring).
     """
     from .model import GRetrieverModel, load_checkpoint
     from .model import answer as generate
+    from .model.answer_head import fill_question_vectors, head_answer
+    from .model.checkpoint import load_node_model, read_config
+    from .model.config import ModelConfig
 
+    def sample_of(result: RetrievalResult) -> SubgraphSample:
+        sample = as_sample(result)
+        if head:
+            fill_question_vectors([sample], settings, embedder)
+        return sample
+
+    head = False
     if checkpoint is not None:
+        mcfg = ModelConfig.from_dict(read_config(checkpoint)["model"])
+        head = mcfg.has_head
+        if mcfg.objective == Objective.NODE:
+            scorer = load_node_model(checkpoint)
+
+            def by_head(result: RetrievalResult) -> str:
+                sample = sample_of(result)
+                return head_answer(scorer.score([sample])[0], sample.node_texts)[1]
+
+            return Answerer(by_head, f"the node head of checkpoint {checkpoint}")
         model, by = load_checkpoint(checkpoint, llm=llm, settings=settings, progress=progress), f"checkpoint {checkpoint}"
     else:
         if llm is None:
@@ -105,7 +129,8 @@ def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm:
         model = GRetrieverModel.llm_only(*llm, name, MAX_NEW_TOKENS)
     decoding = Decoding(decoding)
     by += "" if decoding == Decoding.FREE else f", {decoding} decoding"
-    return Answerer(lambda result: generate(model, [as_sample(result)], decoding=decoding)[0].strip(), by)
+    by += ", the node head's candidates in the prompt" if head else ""
+    return Answerer(lambda result: generate(model, [sample_of(result)], decoding=decoding)[0].strip(), by)
 
 
 # -- asking -----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
 from gr_neo4j.errors import GrNeo4jError
+from gr_neo4j.metrics import NOT_IN_GRAPH
 from gr_neo4j.model import TrainConfig, evaluate, load_checkpoint, train
 from gr_neo4j.model.answer_head import NodeModel, fill_question_vectors
 from gr_neo4j.model.checkpoint import CONFIG, WEIGHTS, load_node_model
@@ -175,3 +177,40 @@ def test_train_help_lists_the_objectives_and_a_node_run_needs_no_llm(tmp_path, m
     result = runner.invoke(app, ["train", "--dataset", "metaqa", "--out", str(out), "--objective", "nodes"])
     assert result.exit_code == 2 and "nodes" in result.output
 
+
+def retrieved(sample):
+    """What `ask` retrieves, as far as answering reads it (no Neo4j)."""
+    nodes = [SimpleNamespace(text=t, topic=f) for t, f in zip(sample.node_texts, sample.topic or [False] * len(sample.node_texts))]
+    return SimpleNamespace(question=sample.question, desc=sample.desc, data=sample.data, dataset=sample.dataset, nodes=nodes)
+
+
+def test_ask_answers_with_the_head_of_a_node_checkpoint_and_lists_candidates_with_a_joint_one(tmp_path, monkeypatch):
+    from gr_neo4j.answer import load_answerer
+    from gr_neo4j.settings import load_settings
+
+    splits = {"train": star_samples(120, 0), "val": star_samples(20, 2), "test": star_samples(20, 3)}
+    node = TrainConfig(out=tmp_path / "node", epochs=12, **NODE)
+    train(node, splits=splits)
+    test = star_samples(20, 1)
+    vectors = {s.question: s.q.numpy() for s in test}
+
+    class ByQuestion:  # the embedder `ask` would use: the question's vector
+        def encode(self, texts, batch_size: int = 256):
+            return np.stack([vectors[t] for t in texts])
+
+    monkeypatch.setenv("GR_NEO4J_HOME", str(tmp_path / "home"))
+    settings = load_settings()
+    answerer = load_answerer(settings, node.out, embedder=ByQuestion())
+    assert "node head" in answerer.by
+    answers = [answerer.answer(retrieved(s)) for s in test]
+    assert sum(a.split("|")[0] == s.label for a, s in zip(answers, test)) >= 18
+
+    samples_file = tmp_path / "kg.pt"
+    save_samples(samples_file, kg_samples(10))
+    joint = TrainConfig(out=tmp_path / "joint", retrieved=samples_file, dataset="metaqa", objective="joint", llm="tiny",
+                        epochs=1, batch_size=4, gnn_hidden=32, gnn_layers=2, head_hidden=32, max_txt_len=48, max_new_tokens=4)
+    train(joint, llm=tiny_llm())
+    sample = kg_samples(1)[0]
+    vectors[sample.question] = sample.q.numpy()
+    answerer = load_answerer(settings, joint.out, llm=tiny_llm(), embedder=ByQuestion())
+    assert "candidates" in answerer.by and all(i in [*sample.node_texts, NOT_IN_GRAPH] for i in answerer.answer(retrieved(sample)).split("|") if i)
