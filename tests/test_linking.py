@@ -231,13 +231,15 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     out = runner.invoke(app, [*base, "--dry-run"])
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
-    assert report["questions"] == {"1": 3, "2": 2} and report["saved"] is False
+    # The 1-hop questions are walked again two deep: asked with more hops than they need.
+    assert report["questions"] == {"1": 3, "1 in 2": 3, "2": 2} and report["saved"] is False
     assert load_ranker(metaqa.conn, "metaqa") is None
     out = runner.invoke(app, base)
     assert out.exit_code == 0, out.output
     ranker = load_ranker(metaqa.conn, "metaqa")
     assert ranker is not None and ranker.embedder == metaqa.embedder.name
     assert ranker.weight.shape == (metaqa.embedder.dimension,) * 2 and ranker.report["skip"] == 0
+    assert ranker.step_rel.shape[:2] == (2, 2) and ranker.length_q.shape == (2, metaqa.embedder.dimension)
     metaqa.rankers.clear()
     assert metaqa.path_scorer("metaqa").ranker is not None and metaqa.path_scorer("metaqa", learned=False).ranker is None
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(hops=1))

@@ -10,7 +10,7 @@ import pytest
 from gr_neo4j.retrieval.candidates import Candidates, merge
 from gr_neo4j.retrieval.modes import score, select
 from gr_neo4j.retrieval.path_ranker import PathRanker
-from gr_neo4j.retrieval.path_training import PathExample, fit, top1
+from gr_neo4j.retrieval.path_training import STEP_RANK, PathExample, fit, top1
 from gr_neo4j.retrieval.paths import PathScorer, complete_steps, rank_paths, select_paths, walks
 from gr_neo4j.retrieval.retriever import RetrievalParams
 
@@ -215,7 +215,7 @@ def test_fit_learns_which_path_each_kind_of_question_means():
 
     def example(kind: int) -> PathExample:
         q = np.eye(DIM, dtype=np.float32)[0] + 0.6 * np.eye(DIM, dtype=np.float32)[3 + kind] + 0.05 * rng.standard_normal(DIM).astype(np.float32)
-        return PathExample(q / np.linalg.norm(q), 1, ["x", "y"], np.array([1, 1]), np.array([kind == 1, kind == 0]))
+        return PathExample(q / np.linalg.norm(q), 1, [(("x", False),), (("y", False),)], np.array([kind == 1, kind == 0]))
 
     train = [example(k % 2) for k in range(40)]
     held = [example(k % 2) for k in range(20)]
@@ -223,3 +223,27 @@ def test_fit_learns_which_path_each_kind_of_question_means():
     ranker = fit(train, vectors, "table", max_hops=1, epochs=30, lr=1e-2)
     assert top1(held, ranker, vectors) == 1.0
     assert ranker.weight.shape == (DIM, DIM) and ranker.bias.shape == (1,)
+
+
+def test_the_step_term_tells_paths_apart_that_read_alike():
+    # "a b" and "b a" (and "a" walked either way) get the same path vector, as a pooled sentence
+    # encoder nearly gives them; only the order and direction of the steps tell them apart.
+    rng = np.random.default_rng(1)
+    same = unit(0.5, 1)
+    vectors = {"a b": same, "b a": same, "a": unit(0.3, 2), "b": unit(0.3, 5)}
+    paths = [(("a", False), ("b", False)), (("b", False), ("a", False)), (("a", True),), (("a", False),)]
+
+    def example(kind: int) -> PathExample:
+        q = np.eye(DIM, dtype=np.float32)[0] + 0.6 * np.eye(DIM, dtype=np.float32)[6 + kind] + 0.05 * rng.standard_normal(DIM).astype(np.float32)
+        positive = np.array([kind == 0, kind == 1, kind == 2, kind == 3])
+        return PathExample(q / np.linalg.norm(q), 2, paths, positive)
+
+    train = [example(k % 4) for k in range(80)]
+    held = [example(k % 4) for k in range(40)]
+    assert top1(held, None, vectors) <= 0.5
+    ranker = fit(train, vectors, "table", max_hops=2, epochs=40, lr=1e-2)
+    assert top1(held, ranker, vectors) == 1.0
+    assert ranker.step_rel.shape == (2, 2, DIM, STEP_RANK) and ranker.length_q.shape == (2, DIM)
+    stored = PathRanker.from_record(ranker.to_properties())  # as stored on the Dataset node and read back
+    for a, b in ((stored.step_rel, ranker.step_rel), (stored.step_q, ranker.step_q), (stored.length_q, ranker.length_q), (stored.weight, ranker.weight)):
+        assert np.allclose(a, b, atol=1e-6)

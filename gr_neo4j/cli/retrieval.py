@@ -229,13 +229,14 @@ def train_paths(
     split: str | None = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
     epochs: int = typer.Option(PathTraining.epochs, "--epochs"),
     lr: float = typer.Option(PathTraining.lr, "--lr", help="Adam learning rate."),
+    deep: int = typer.Option(PathTraining.deep, "--deep", help="Questions per smaller hop count also walked as deep as the largest (asked with more hops than they need)."),
     save: bool = typer.Option(True, "--save/--dry-run", help="Store the ranker on the dataset (or only report how it would do)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Train the dataset's relation-path ranker on its own questions and store it in Neo4j (used by the paths mode)."""
     from ..retrieval.path_training import train_path_ranker
 
-    config = PathTraining(tuple(_hop_list(hops)), skip, limit, epochs, lr)
+    config = PathTraining(tuple(_hop_list(hops)), skip, limit, epochs, lr, deep=deep)
     r = train_path_ranker(settings_from(), dataset, config, split, save=save, progress=RichProgress(err_console))
     if as_json:
         print(json.dumps(r.to_json(), indent=2))

@@ -102,20 +102,23 @@ class RetrievalParams:
 class PathTraining:
     """How ``train-paths`` trains a dataset's relation-path ranker (:mod:`.path_training`): on
     ``limit`` questions per hop count after the first ``skip`` in uid order (eval-retrieval's first
-    300 stay unseen), ``epochs`` passes of Adam at ``lr``, seeded."""
+    300 stay unseen), ``epochs`` passes of Adam at ``lr``, seeded. The first ``deep`` of them of
+    each hop count below the largest are walked again as deep as the largest: a question asked with
+    more hops than it needs (``ask`` does not know) must still rank its own, shorter path first."""
 
     hops: tuple[int, ...] = (1, 2, 3)
     skip: int = 1000
     limit: int = 1000
-    epochs: int = 30
-    lr: float = 1e-3
+    epochs: int = 20
+    lr: float = 3e-4
     seed: int = 0
+    deep: int = 500
 
     def check(self) -> None:
         if not self.hops or min(self.hops) < 1:
             raise RetrievalError("--hops must list hop counts of at least 1")
-        if self.limit < 1 or self.skip < 0 or self.epochs < 1 or self.lr <= 0:
-            raise RetrievalError("train-paths needs --limit >= 1, --skip >= 0, --epochs >= 1 and --lr > 0")
+        if self.limit < 1 or self.skip < 0 or self.epochs < 1 or self.lr <= 0 or self.deep < 0:
+            raise RetrievalError("train-paths needs --limit >= 1, --skip >= 0, --epochs >= 1, --lr > 0 and --deep >= 0")
 
 
 def default_mode(dataset: str, kind: str) -> Mode:

@@ -3,53 +3,86 @@
 The cosine of the question to a path text ("directed by release year") ranks the right relation
 path first for only about half of MetaQA's 2- and 3-hop questions: "when were the films directed by
 X released" and "what films share a director with X" read alike to a sentence encoder. A ranker
-trained on a dataset's own questions (``gr-neo4j train-paths``, :mod:`.path_training`) adds a
-bilinear term and a per-length bias to that cosine::
+trained on a dataset's own questions (``gr-neo4j train-paths``, :mod:`.path_training`) adds to that
+cosine a bilinear term, a term that reads the path step by step, and a length term::
 
-    score(q, p, L) = q . p + q^T W p + bias[L - 1]
+    score(q, p) = q . p + q^T W p + (A^T q) . sum_i B[i, d_i]^T r_i + q . U[L - 1] + bias[L - 1]
 
-q ``[D]`` question vector, p ``[D]`` path-text vector (both unit length, the dataset's embedder),
-L the number of relations of the path, W ``[D, D]``. W starts at zero, so an untrained ranker is the
-cosine. It is stored on the dataset's ``Dataset`` node (it travels with the database and goes with
-``drop``) and used by every client that retrieves from that dataset; retrieval can switch it off.
+q ``[D]`` question vector, p ``[D]`` path-text vector, r_i ``[D]`` the vector of the text of the
+path's i-th relation and d_i whether it was walked backwards (all unit length, the dataset's
+embedder), L the number of relations. W ``[D, D]`` reads the path as a bag of words; A ``[D, K]``
+and B ``[H, 2, D, K]`` (low rank K) see which relation comes where and in which direction, which a
+pooled sentence vector blurs ("films starring the director's actors" against "directors of the
+actors' films"); U ``[H, D]`` lets the question choose the path length ("who directed X" is one
+relation even when longer paths read alike). W, B and U start at zero, so an untrained ranker is
+the cosine. It is stored on the dataset's ``Dataset`` node (it travels with the database and goes
+with ``drop``) and used by every client that retrieves from that dataset; retrieval can switch it off.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..connection import Connection
 
+Step = tuple[str, bool]  # (relation text, walked backwards)
+SCALE = 20.0  # logits = SCALE * score: cosines live in [-1, 1], too flat for a softmax
+
 
 @dataclass(frozen=True)
 class PathRanker:
     """``weight`` ``[D, D]``, ``bias`` ``[H]`` (paths of 1..H relations; longer ones use the last),
-    ``embedder``: the model the vectors come from; ``report``: how it was trained and what it scored."""
+    ``embedder``: the model the vectors come from; ``report``: how it was trained and what it scored.
+    ``step_q`` ``[D, K]``, ``step_rel`` ``[H, 2, D, K]`` and ``length_q`` ``[H, D]``: the step and
+    length terms (None: absent, as in rankers stored before they existed)."""
 
     weight: np.ndarray
     bias: np.ndarray
     embedder: str
     report: dict = field(default_factory=dict)
+    step_q: np.ndarray | None = None
+    step_rel: np.ndarray | None = None
+    length_q: np.ndarray | None = None
 
-    def scores(self, q: np.ndarray, paths: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-        """``[P]`` scores of path vectors ``paths`` ``[P, D]`` with ``lengths`` ``[P]`` (relations)."""
+    def scores(self, q: np.ndarray, paths: np.ndarray, lengths: np.ndarray, steps: np.ndarray | None = None, backwards: np.ndarray | None = None) -> np.ndarray:
+        """``[P]`` scores of path vectors ``paths`` ``[P, D]`` with ``lengths`` ``[P]`` (relations).
+        ``steps`` ``[P, H', D]``: the relation vectors of each path's steps (zero past its end),
+        ``backwards`` ``[P, H']`` bool; needed for the step term when the ranker has one."""
         if len(paths) == 0:
             return np.zeros(0, dtype=np.float32)
         q = np.asarray(q, dtype=np.float32)
         at = np.clip(np.asarray(lengths, dtype=np.int64) - 1, 0, len(self.bias) - 1)
-        return (paths @ (q + self.weight.T @ q) + self.bias[at]).astype(np.float32)
+        out = paths @ (q + self.weight.T @ q) + self.bias[at]
+        if self.length_q is not None:
+            out = out + (self.length_q @ q)[at]
+        if self.step_q is not None and steps is not None:
+            z = np.zeros((len(paths), self.step_q.shape[1]), dtype=np.float32)
+            for i in range(min(steps.shape[1], self.step_rel.shape[0])):
+                for d in (0, 1):
+                    rows = backwards[:, i] == bool(d)
+                    z[rows] += steps[rows, i] @ self.step_rel[i, d]
+            out = out + z @ (self.step_q.T @ q)
+        return out.astype(np.float32)
 
     def to_properties(self) -> dict:
         """The Dataset node properties it is stored as."""
+
+        def flat(a: np.ndarray | None) -> list[float] | None:
+            return None if a is None else a.astype(np.float64).reshape(-1).tolist()
+
         return {
-            "weight": self.weight.astype(np.float64).reshape(-1).tolist(),
+            "weight": flat(self.weight),
             "dimension": int(self.weight.shape[0]),
-            "bias": self.bias.astype(np.float64).tolist(),
+            "bias": flat(self.bias),
             "embedder": self.embedder,
             "report": json.dumps(self.report),
+            "step_q": flat(self.step_q),
+            "step_rel": flat(self.step_rel),
+            "length_q": flat(self.length_q),
         }
 
     @classmethod
@@ -57,12 +90,30 @@ class PathRanker:
         if rec is None or rec["weight"] is None:
             return None
         d = int(rec["dimension"])
+        bias = np.asarray(rec["bias"], dtype=np.float32)
+        step_q = step_rel = length_q = None
+        if rec["step_q"] is not None:
+            step_q = np.asarray(rec["step_q"], dtype=np.float32).reshape(d, -1)
+            step_rel = np.asarray(rec["step_rel"], dtype=np.float32).reshape(len(bias), 2, d, step_q.shape[1])
+        if rec["length_q"] is not None:
+            length_q = np.asarray(rec["length_q"], dtype=np.float32).reshape(len(bias), d)
         return cls(
-            np.asarray(rec["weight"], dtype=np.float32).reshape(d, d),
-            np.asarray(rec["bias"], dtype=np.float32),
-            rec["embedder"],
-            json.loads(rec["report"] or "{}"),
+            np.asarray(rec["weight"], dtype=np.float32).reshape(d, d), bias, rec["embedder"], json.loads(rec["report"] or "{}"),
+            step_q, step_rel, length_q,
         )
+
+
+def step_arrays(paths: Sequence[Sequence[Step]], vectors: dict[str, np.ndarray], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[P, H, D]`` relation vectors of each path's steps (zero past its end; ``vectors`` holds
+    every relation text) and ``[P, H]`` whether each step was walked backwards."""
+    h = max((len(p) for p in paths), default=0)
+    steps = np.zeros((len(paths), h, dim), dtype=np.float32)
+    backwards = np.zeros((len(paths), h), dtype=bool)
+    for i, path in enumerate(paths):
+        for j, (rel, back) in enumerate(path):
+            steps[i, j] = vectors[rel]
+            backwards[i, j] = back
+    return steps, backwards
 
 
 def save_ranker(conn: Connection, dataset: str, ranker: PathRanker) -> None:

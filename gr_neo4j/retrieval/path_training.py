@@ -6,7 +6,8 @@ path up to the question's hop count is labelled by how well the set of its ends 
 answers (F1); the paths of the best F1, when it is above zero, are the positives. The ranker is
 trained with a listwise loss: the softmax over a question's paths should put its mass on the
 positives. A seeded fifth of the questions is held out, and the share of them whose top-ranked
-path is a positive (top-1) is reported before (cosine only) and after training, per hop count.
+path is a positive (top-1) is reported before (cosine only) and after training, per hop count
+(and per hop count walked deeper than it needs, see :class:`~.params.PathTraining`).
 
 Which questions: ``skip`` then ``limit`` per hop count, in uid order, so the default slice
 (1000-1999) stays disjoint from ``eval-retrieval``'s (the first 300).
@@ -26,23 +27,31 @@ from .batch import Question, questions_of
 from .linking import unbracketed
 from .modes import path_roots
 from .params import PathTraining, RetrievalError, RetrievalParams
-from .path_ranker import PathRanker, save_ranker
-from .paths import path_text, walks_of
+from .path_ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
+from .paths import path_steps, walks_of
 from .retriever import Retriever
 
-SCALE = 20.0  # logits = SCALE * score: cosines live in [-1, 1], too flat for a softmax
 HELD_OUT = 0.2
+STEP_RANK = 32  # K of the step term: 9 relations x 2 directions x 3 places need few dimensions
 
 
 @dataclass(frozen=True)
 class PathExample:
-    """One question's relation paths: ``texts`` and ``lengths`` ``[P]``, ``positive`` ``[P]`` bool."""
+    """One question's relation ``paths`` ``[P]`` (each its (relation text, backwards) steps) and
+    which are ``positive`` ``[P]`` bool; ``q`` ``[D]`` the question vector."""
 
     q: np.ndarray
     hops: int
-    texts: list[str]
-    lengths: np.ndarray
+    paths: list[tuple[Step, ...]]
     positive: np.ndarray
+
+    @property
+    def texts(self) -> list[str]:
+        return [" ".join(rel for rel, _ in p) for p in self.paths]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.array([len(p) for p in self.paths])
 
 
 @dataclass(frozen=True)
@@ -79,10 +88,18 @@ def path_f1(c, roots: np.ndarray, hops: int, gold: set[str]) -> tuple[list[tuple
     return steps, np.asarray(f1, dtype=np.float32)
 
 
-def examples_of(r: Retriever, dataset: str, questions: Sequence[Question], params: RetrievalParams, progress: Progress = NO_PROGRESS) -> list[PathExample]:
-    """The labelled relation paths of each question that has a path reaching a gold answer."""
+def examples_of(
+    r: Retriever, dataset: str, questions: Sequence[Question], params: RetrievalParams, progress: Progress = NO_PROGRESS, label: str = "",
+    hops: int | None = None,
+) -> list[PathExample]:
+    """The labelled relation paths of each question that has a path reaching a gold answer.
+
+    ``hops``: the hop count the questions are tagged with. The positives are then the best paths
+    of that many relations when one of them reaches a gold answer: "who wrote the films that share
+    writers with X" means three relations, even where the writer of X alone matches the answers as
+    well (it often does, and labelling it would teach the ranker to stop short)."""
     out = []
-    with progress.phase(f"{params.hops}-hop questions", total=len(questions), unit="questions") as advance:
+    with progress.phase(label or f"{params.hops}-hop questions", total=len(questions), unit="questions") as advance:
         for question in questions:
             f = r.fetch(unbracketed(question.text), dataset, params=params)
             c = f.candidates
@@ -90,9 +107,13 @@ def examples_of(r: Retriever, dataset: str, questions: Sequence[Question], param
             advance(1)
             if len(f1) == 0 or f1.max() <= 0:
                 continue
-            texts = [path_text(s, c.rel_texts) for s in steps]
-            r.paths.vectors(texts)  # embedded once, kept in the retriever's cache
-            out.append(PathExample(f.scored.q, params.hops, texts, np.array([len(s) for s in steps]), f1 == f1.max()))
+            paths = [path_steps(s, c.rel_texts) for s in steps]
+            own = np.array([len(p) == hops for p in paths])
+            if own.any() and f1[own].max() > 0:
+                f1 = np.where(own, f1, -1.0)
+            ex = PathExample(f.scored.q, params.hops, paths, f1 == f1.max())
+            r.paths.vectors(ex.texts + list(c.rel_texts))  # embedded once, kept in the retriever's cache
+            out.append(ex)
     return out
 
 
@@ -104,7 +125,10 @@ def top1(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: di
     hits = 0
     for ex in examples:
         v = np.stack([vectors[t] for t in ex.texts])
-        s = ranker.scores(ex.q, v, ex.lengths) if ranker is not None else v @ ex.q
+        if ranker is None:
+            s = v @ ex.q
+        else:
+            s = ranker.scores(ex.q, v, ex.lengths, *step_arrays(ex.paths, vectors, v.shape[1]))
         best = min(range(len(s)), key=lambda i: (-float(s[i]), int(ex.lengths[i])))
         hits += bool(ex.positive[best])
     return hits / len(examples)
@@ -112,41 +136,63 @@ def top1(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: di
 
 def fit(
     examples: Sequence[PathExample], vectors: dict[str, np.ndarray], embedder: str, max_hops: int,
-    epochs: int = 30, lr: float = 1e-3, batch_size: int = 32, seed: int = 0,
+    epochs: int = 30, lr: float = 1e-3, batch_size: int = 32, seed: int = 0, rank: int = STEP_RANK,
 ) -> PathRanker:
-    """Train W ``[D, D]`` (from zero) and the length bias ``[max_hops]`` with Adam on the listwise loss."""
+    """Train the ranker's W, B, U and bias (from zero; A from a seeded random draw) with Adam on
+    the listwise loss. ``vectors`` holds every path text and every relation text."""
     import torch
 
+    torch.manual_seed(seed)
     texts = sorted({t for ex in examples for t in ex.texts})
+    rels = sorted({rel for ex in examples for p in ex.paths for rel, _ in p})
     row = {t: i for i, t in enumerate(texts)}
+    rel_row = {t: i for i, t in enumerate(rels)}
     table = torch.from_numpy(np.stack([vectors[t] for t in texts]).astype(np.float32))  # [T, D]
-    width = max(len(ex.texts) for ex in examples)
-    n, d = len(examples), table.shape[1]
+    rel_table = torch.from_numpy(np.stack([vectors[t] for t in rels]).astype(np.float32))  # [R, D]
+    width = max(len(ex.paths) for ex in examples)
+    n, d, h = len(examples), table.shape[1], max_hops
     idx = torch.zeros(n, width, dtype=torch.long)
     length = torch.ones(n, width, dtype=torch.long)
     valid = torch.zeros(n, width, dtype=torch.bool)
     positive = torch.zeros(n, width, dtype=torch.bool)
+    step_rel = torch.zeros(n, width, h, dtype=torch.long)
+    step_back = torch.zeros(n, width, h, dtype=torch.long)
+    step_on = torch.zeros(n, width, h, 1)
     for i, ex in enumerate(examples):
-        k = len(ex.texts)
+        k = len(ex.paths)
         idx[i, :k] = torch.tensor([row[t] for t in ex.texts])
         length[i, :k] = torch.from_numpy(np.clip(ex.lengths, 1, max_hops))
         valid[i, :k] = True
         positive[i, :k] = torch.from_numpy(ex.positive)
+        for j, path in enumerate(ex.paths):
+            for t, (rel, back) in enumerate(path[:h]):
+                step_rel[i, j, t], step_back[i, j, t], step_on[i, j, t] = rel_row[rel], int(back), 1.0
     q = torch.from_numpy(np.stack([ex.q for ex in examples]).astype(np.float32))
     gen = torch.Generator().manual_seed(seed)
     weight = torch.zeros(d, d, requires_grad=True)
-    bias = torch.zeros(max_hops, requires_grad=True)
-    opt = torch.optim.Adam([weight, bias], lr=lr)
+    bias = torch.zeros(h, requires_grad=True)
+    length_q = torch.zeros(h, d, requires_grad=True)
+    step_q = (torch.randn(d, rank, generator=gen) / d**0.5).requires_grad_()
+    step_w = torch.zeros(h, 2, d, rank, requires_grad=True)
+    opt = torch.optim.Adam([weight, bias, length_q, step_q, step_w], lr=lr)
     for _ in range(epochs):
         for batch in torch.randperm(n, generator=gen).split(batch_size):
             qb = q[batch]
-            score = ((qb + qb @ weight) @ table.T).gather(1, idx[batch]) + bias[length[batch] - 1]
+            at = length[batch] - 1
+            score = ((qb + qb @ weight) @ table.T).gather(1, idx[batch]) + bias[at] + (qb @ length_q.T).gather(1, at)
+            proj = torch.einsum("rd,hbdk->hbrk", rel_table, step_w)  # [H, 2, R, K]
+            z = sum(proj[t][step_back[batch][..., t], step_rel[batch][..., t]] * step_on[batch][..., t, :] for t in range(h))
+            score = score + (z * (qb @ step_q)[:, None, :]).sum(-1)
             logits = (SCALE * score).masked_fill(~valid[batch], float("-inf"))
             loss = (torch.logsumexp(logits, 1) - torch.logsumexp(logits.masked_fill(~positive[batch], float("-inf")), 1)).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
-    return PathRanker(weight.detach().numpy().copy(), bias.detach().numpy().copy(), embedder)
+
+    def out(t):
+        return t.detach().numpy().copy()
+
+    return PathRanker(out(weight), out(bias), embedder, step_q=out(step_q), step_rel=out(step_w), length_q=out(length_q))
 
 
 def train_path_ranker(
@@ -170,17 +216,23 @@ def train_path_ranker(
         info = r.knowledge_graph(dataset, "train-paths")
         r.warm(info.name, max(hops))
         rng = np.random.default_rng(config.seed)
-        train, held, counts = [], {}, {}
+        train, held, counts, examples = [], {}, {}, {}
+        deepest = max(hops)
         for h in hops:
             qs = questions_of(r, info.name, split, hops=h, limit=config.limit, skip=config.skip)
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
-            counts[str(h)] = len(qs)
-            ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress)
-            order = rng.permutation(len(ex))
-            cut = round(len(ex) * HELD_OUT)
-            held[str(h)] = [ex[i] for i in order[:cut]]
-            train += [ex[i] for i in order[cut:]]
+            runs = [(str(h), qs, h)]
+            if h < deepest and config.deep:
+                runs.append((f"{h} in {deepest}", qs[: config.deep], deepest))  # walked deeper than it needs
+            for key, asked, depth in runs:
+                counts[key] = len(asked)
+                ex = examples_of(r, info.name, asked, replace(RetrievalParams(), hops=depth), progress, f"{h}-hop questions, {depth} deep", hops=h)
+                examples[key] = len(ex)
+                order = rng.permutation(len(ex))
+                cut = round(len(ex) * HELD_OUT)
+                held[key] = [ex[i] for i in order[:cut]]
+                train += [ex[i] for i in order[cut:]]
         if not train:
             raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to train on")
         vectors = r.paths.cache
@@ -188,7 +240,7 @@ def train_path_ranker(
         report = PathRankerReport(
             dataset=info.name,
             questions=counts,
-            examples={h: sum(ex.hops == int(h) for ex in train) + len(held[h]) for h in held},
+            examples=examples,
             held_out={h: len(v) for h, v in held.items()},
             top1_cosine={h: round(top1(v, None, vectors), 4) for h, v in held.items()},
             top1_trained={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .candidates import Candidates
-from .path_ranker import PathRanker
+from .path_ranker import PathRanker, Step, step_arrays
 
 FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an answer cap is set
 MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
@@ -54,14 +54,21 @@ class PathScorer:
             self.cache.update(zip(missing, self.encode(missing)))
         return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
 
-    def scores(self, texts: Sequence[str], q: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
-        """``[P]`` scores of the path texts (of ``lengths`` relations each) for the question ``q`` ``[D]``."""
-        if not texts:
+    def scores(self, paths: Sequence[Sequence[Step]], q: np.ndarray) -> np.ndarray:
+        """``[P]`` scores of relation ``paths`` (each its (relation text, backwards) steps) for the
+        question ``q`` ``[D]``."""
+        if not paths:
             return np.zeros(0, dtype=np.float32)
-        v = self.vectors(texts)
-        if self.ranker is not None:
-            return self.ranker.scores(q, v, np.asarray(lengths))
-        return (v @ q).astype(np.float32)
+        v = self.vectors([" ".join(rel for rel, _ in p) for p in paths])
+        if self.ranker is None:
+            return (v @ q).astype(np.float32)
+        lengths = np.array([len(p) for p in paths])
+        steps = backwards = None
+        if self.ranker.step_q is not None:
+            rels = sorted({rel for p in paths for rel, _ in p})
+            vectors = dict(zip(rels, self.vectors(rels)))
+            steps, backwards = step_arrays(paths, vectors, v.shape[1])
+        return self.ranker.scores(q, v, lengths, steps, backwards)
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,11 @@ def path_text(steps: tuple[tuple[int, bool], ...], rel_texts: Sequence[str]) -> 
     return " ".join(rel_texts[r] for r, _ in steps)
 
 
+def path_steps(steps: tuple[tuple[int, bool], ...], rel_texts: Sequence[str]) -> tuple[Step, ...]:
+    """A relation path as the scorer reads it: (relation text, walked backwards) per step."""
+    return tuple((rel_texts[r], back) for r, back in steps)
+
+
 @dataclass(frozen=True)
 class RankedPath:
     """A relation path from the roots: its id in :class:`Walks`, layer (edges - 1) and similarity."""
@@ -174,7 +186,7 @@ def rank_paths(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer, max_p
         for pid in np.unique(p).tolist():
             layer_of[pid] = L
     pids = sorted(layer_of)
-    sims = scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q, [len(w.steps[p]) for p in pids])
+    sims = scorer.scores([path_steps(w.steps[p], c.rel_texts) for p in pids], q)
     ranked = sorted(range(len(pids)), key=lambda i: (-float(sims[i]), len(w.steps[pids[i]]), pids[i]))[:max_paths]
     return [RankedPath(pids[i], layer_of[pids[i]], float(sims[i])) for i in ranked]
 
@@ -232,7 +244,7 @@ def meeting_points(c: Candidates, q: np.ndarray, scorer: PathScorer, hops: int, 
         w = walks_of(c, np.array([r]), hops)
         for L in range(len(w.path)):
             pids = np.unique(w.path[L]).tolist()
-            sim = dict(zip(pids, scorer.scores([path_text(w.steps[p], c.rel_texts) for p in pids], q, [L + 1] * len(pids)).tolist()))
+            sim = dict(zip(pids, scorer.scores([path_steps(w.steps[p], c.rel_texts) for p in pids], q).tolist()))
             for row, (v, pid) in enumerate(zip(w.node[L].tolist(), w.path[L].tolist())):
                 if v in root_set:
                     continue
