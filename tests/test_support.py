@@ -31,3 +31,13 @@ def test_items_naming_no_node_or_no_path_say_so():
     assert [(a.text, a.key, a.path) for a in got] == [
         ("Big", "Big", ()), ("Steven Spielberg", None, ()), ("not in the graph", None, ()), ("Tom Hanks", "Tom Hanks", ())]
     assert got[1].line() == "Steven Spielberg (names no node of the subgraph)" and got[0].line() == "Big"
+
+
+def test_graph_answers_carry_their_scores_into_the_answer_lines():
+    from dataclasses import replace
+
+    scored = replace(result(), graph_answers=(1, 3), graph_answer_scores=(0.97, 0.4))
+    got = {a.text: a for a in supported_answers(scored, "Forrest Gump|Cast Away|1994")}
+    assert (got["Forrest Gump"].score, got["Cast Away"].score, got["1994"].score) == (0.97, 0.4, None)
+    assert got["Forrest Gump"].line().startswith("0.97  Tom Hanks <-starred actors- Forrest Gump")
+    assert got["1994"].line().startswith("Tom Hanks")

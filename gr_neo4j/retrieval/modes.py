@@ -51,13 +51,14 @@ class Selection:
     nodes: ``[n]`` int64, sorted ascending; edges: ``[m]`` int64, in the order the description
     lists them. edge_scores: ``[E]`` the score shown for every candidate edge (relation or triple).
     answers: ``[a]`` int64 the chosen nodes the selection itself takes for answers, best first
-    (``paths`` only; empty elsewhere).
+    (``paths`` only; empty elsewhere); answer_scores: ``[a]`` how likely each is an answer.
     """
 
     nodes: np.ndarray
     edges: np.ndarray
     edge_scores: np.ndarray
     answers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    answer_scores: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
 
 
 def score(c: Candidates, q: np.ndarray) -> Scored:
@@ -77,13 +78,16 @@ class Selector:
     uses_triples: ClassVar[bool] = False
 
     def choose(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None) -> tuple[np.ndarray, ...]:
-        """(node indices sorted ascending ``[n]``, edge indices ``[m]``[, answer candidates ``[a]``])."""
+        """(node indices sorted ascending ``[n]``, edge indices ``[m]``[, answer candidates ``[a]``,
+        their scores ``[a]``])."""
         raise NotImplementedError
 
     def __call__(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None = None) -> Selection:
         nodes, edges, *answers = self.choose(c, s, params, scorer)
         sel = Selection(np.asarray(nodes, dtype=np.int64), np.asarray(edges, dtype=np.int64), s.triple if self.uses_triples else s.edge)
-        return replace(sel, answers=np.asarray(answers[0], dtype=np.int64)) if answers else sel
+        if not answers:
+            return sel
+        return replace(sel, answers=np.asarray(answers[0], dtype=np.int64), answer_scores=np.asarray(answers[1], dtype=np.float32))
 
 
 SELECTORS: dict[Mode, Selector] = {}

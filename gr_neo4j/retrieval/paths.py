@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .candidates import Candidates
-from .path_ranker import PathRanker, Step, step_arrays
+from .path_ranker import SCALE, PathRanker, Step, step_arrays
 
 FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an answer cap is set
 MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
@@ -191,6 +191,16 @@ def rank_paths(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer, max_p
     return [RankedPath(pids[i], layer_of[pids[i]], float(sims[i])) for i in ranked]
 
 
+def path_probabilities(ranked: Sequence[RankedPath]) -> np.ndarray:
+    """``[P]`` how likely each ranked path is the question's own: the softmax of ``SCALE`` times
+    the scores, as the ranker is trained (:mod:`.path_training`)."""
+    if not ranked:
+        return np.zeros(0, dtype=np.float32)
+    logits = SCALE * np.array([p.sim for p in ranked], dtype=np.float64)
+    e = np.exp(logits - logits.max())
+    return (e / e.sum()).astype(np.float32)
+
+
 def complete_steps(
     c: Candidates, q: np.ndarray, scorer: PathScorer, hops: int, roots: np.ndarray, fanout: int, capped: bool, full_paths: int = FULL_PATHS,
 ) -> list[list[tuple[str, bool]]]:
@@ -276,11 +286,14 @@ def select_paths(
     answer_cap: int = 0,
     full_paths: int = FULL_PATHS,
     meet: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Chosen (node indices sorted ascending, edge indices, answer candidates) of the candidate
-    graph (see module doc). The answer candidates, best first, are what the graph itself answers:
-    the nodes where the named entities meet, else every end of the best relation path (most walks
-    first, then the most similar to the question).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Chosen (node indices sorted ascending, edge indices, answers ``[a]``, their scores ``[a]``)
+    of the candidate graph (see module doc). The answers are what the graph itself answers, best
+    first. A node's score is the probability that the question's relation path ends
+    there: the softmax of the ranked paths' scores (:func:`path_probabilities`), summed over the
+    paths that reach it. The answers are the nodes where the named entities meet, else every end
+    of the best path and any node the ranked paths make at least as likely; most likely first, then
+    by walks of the best path, then by similarity to the question.
 
     ``node_sim`` ``[N]`` breaks ties between ends equally supported. The ``full_paths`` best paths
     first keep every end, up to ``answer_cap`` nodes in all (all the answers of a question with many);
@@ -292,7 +305,7 @@ def select_paths(
     roots = np.unique(np.asarray(roots, dtype=np.int64))
     none = np.zeros(0, dtype=np.int64)
     if c.num_nodes == 0 or len(roots) == 0:
-        return none, none, none
+        return none, none, none, np.zeros(0, dtype=np.float32)
     w = walks_of(c, roots, hops)
     chosen_nodes = dict.fromkeys(roots[: max(budget, 1)].tolist())
     chosen_edges: dict[int, None] = {}
@@ -311,9 +324,14 @@ def select_paths(
         answer_cap = 0
     if w.path:
         queues = []
-        for p in rank_paths(c, w, q, scorer, max_paths):
+        ranked = rank_paths(c, w, q, scorer, max_paths)
+        chance = path_probabilities(ranked)
+        likely: dict[int, float] = {}  # node -> probability that the question's path ends there
+        for p, pr in zip(ranked, chance.tolist()):
             rows = np.flatnonzero(w.path[p.layer] == p.pid)
             ends, inverse = np.unique(w.node[p.layer][rows], return_inverse=True)
+            for v in ends.tolist():
+                likely[v] = likely.get(v, 0.0) + pr
             support = np.zeros(len(ends), dtype=np.int64)
             np.add.at(support, inverse.reshape(-1), w.count[p.layer][rows])
             best_row = {}
@@ -322,7 +340,13 @@ def select_paths(
             order = sorted(range(len(ends)), key=lambda j: (-int(support[j]), -float(node_sim[ends[j]]), int(ends[j])))
             queues.append([(p.layer, best_row[int(ends[j])]) for j in order])
             if not answers and len(queues) == 1:
-                answers = [int(ends[j]) for j in order]
+                path_answers = [int(ends[j]) for j in order]
+        if not answers and queues:
+            # The best path's ends, plus any node the ranked paths make at least as likely, most likely first.
+            floor = min(likely[v] for v in path_answers)
+            pool = [v for v in likely if likely[v] >= floor - 1e-9]
+            rank_of = {v: i for i, v in enumerate(path_answers)}
+            answers = sorted(pool, key=lambda v: (-round(likely[v], 6), rank_of.get(v, len(rank_of)), -float(node_sim[v]), v))
         position = [0] * len(queues)
         if answer_cap > 0:
             # All the answers: the best paths keep every end they can within the cap.
@@ -344,4 +368,5 @@ def select_paths(
     induced = np.flatnonzero(inside[c.edge_index[0]] & inside[c.edge_index[1]])
     edges = list(chosen_edges) + [int(x) for x in induced if int(x) not in chosen_edges]
     answers = [a for a in dict.fromkeys(answers) if inside[a]]  # those the budget kept
-    return nodes, np.array(edges, dtype=np.int64), np.array(answers, dtype=np.int64)
+    scores = [likely.get(a, 0.0) for a in answers] if w.path else []
+    return nodes, np.array(edges, dtype=np.int64), np.array(answers, dtype=np.int64), np.array(scores, dtype=np.float32)

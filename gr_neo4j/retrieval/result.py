@@ -55,7 +55,9 @@ class RetrievalResult:
     ``seeds``: where the topic entities came from (None on per-sample graphs); ``linked``: the
     entities linked in the question when ``seeds`` is ``linked``, in question order.
     ``graph_answers``: the ``paths`` mode's own answers (where the named entities meet, else the
-    ends of the best relation path), best first; empty in other modes.
+    ends of the best relation path and the nodes the ranked paths make as likely), best first;
+    empty in other modes. ``graph_answer_scores``: the probability of each that the question's
+    relation path ends there (the path ranker's softmax over the ranked paths, summed).
     """
 
     question: str
@@ -73,6 +75,7 @@ class RetrievalResult:
     linked: tuple[Linked, ...] = ()
     retrieval_id: str | None = field(default=None, compare=False)
     graph_answers: tuple[int, ...] = ()  # indices into ``nodes``: what the selection itself answers, best first
+    graph_answer_scores: tuple[float, ...] = ()
 
     def to_json(self) -> dict:
         """Everything but the tensors, as JSON-ready values."""
@@ -90,7 +93,8 @@ class RetrievalResult:
             "seeds": self.seeds,
             "linked": [asdict(x) for x in self.linked],
             "retrieval_id": self.retrieval_id,
-            "graph_answers": [{"key": self.nodes[i].key, "text": self.nodes[i].text} for i in self.graph_answers],
+            "graph_answers": [{"key": self.nodes[i].key, "text": self.nodes[i].text, "score": x}
+                              for i, x in zip(self.graph_answers, self.graph_answer_scores)],
         }
 
     def seeds_line(self) -> str | None:

@@ -350,6 +350,7 @@ def build_result(
         timings=Timings(0, 0, 0, 0),
         candidates=(c.num_nodes, c.num_edges),
         graph_answers=tuple(position[int(a)] for a in sel.answers if int(a) in position),
+        graph_answer_scores=tuple(round(float(x), 4) for a, x in zip(sel.answers, sel.answer_scores) if int(a) in position),
     )
 
 

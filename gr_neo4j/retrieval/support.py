@@ -31,20 +31,24 @@ class Step:
 @dataclass(frozen=True)
 class SupportedAnswer:
     """An answer item, the subgraph node it names (None when it names none) and the relationships
-    from a topic entity to that node (empty when it is a topic entity, or no path exists)."""
+    from a topic entity to that node (empty when it is a topic entity, or no path exists).
+    ``score``: how likely the graph makes that node an answer (the ``paths`` selection's answer
+    score, see :class:`~.result.RetrievalResult`); None when the selection does not take it for one."""
 
     text: str
     key: str | None
     path: tuple[Step, ...] = ()
+    score: float | None = None
 
     def line(self) -> str:
-        """The path for people: ``Tom Hanks <-starred actors- Forrest Gump``."""
+        """The path for people, with the score when there is one: ``0.98  Tom Hanks <-starred actors- Forrest Gump``."""
+        score = "" if self.score is None else f"{self.score:.2f}  "
         if not self.path:
-            return self.text if self.key is not None else f"{self.text} (names no node of the subgraph)"
+            return score + (self.text if self.key is not None else f"{self.text} (names no node of the subgraph)")
         first = self.path[0]
         out = [first.head if first.forward else first.tail]
         out += [f"-{s.relation}-> {s.tail}" if s.forward else f"<-{s.relation}- {s.head}" for s in self.path]
-        return " ".join(out)
+        return score + " ".join(out)
 
 
 def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAnswer]:
@@ -58,6 +62,7 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
         adjacent.setdefault(e.src, []).append((e.dst, k))
         adjacent.setdefault(e.dst, []).append((e.src, k))
     trees = [_bfs(adjacent, t) for t, n in enumerate(result.nodes) if n.topic]
+    likely = dict(zip(result.graph_answers, result.graph_answer_scores))
     out = []
     for item in dict.fromkeys(p.strip() for p in answer.split(SEPARATOR) if p.strip()):
         norm = (answer_items(item) or [""])[0]
@@ -72,7 +77,7 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
             # the answer is where two named entities meet (their paths share only it): run on to the second
             back = _path_to(result, reaching[1], node)
             path += tuple(Step(st.head, st.relation, st.tail, not st.forward) for st in reversed(back))
-        out.append(SupportedAnswer(item, result.nodes[node].key, path))
+        out.append(SupportedAnswer(item, result.nodes[node].key, path, likely.get(node)))
     return out
 
 
