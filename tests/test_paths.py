@@ -146,10 +146,11 @@ def test_two_named_entities_meet_first_with_a_walk_from_each():
     # F3 (D's only) and the years do not fit a budget of 4.
     table = {"starred actors": 0.6, "directed by": 0.6}
     c = candidates(topic=("A", "D"))
-    nodes, edges, answers, _ = select_paths(c, np.array(NODE_SIM), Q, scorer(table), hops=2, roots=c.topic, budget=4, answer_cap=60, meet=True)
+    nodes, edges, answers, scores = select_paths(c, np.array(NODE_SIM), Q, scorer(table), hops=2, roots=c.topic, budget=4, answer_cap=60, meet=True)
     assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D"]
     assert set(edges.tolist()) == {0, 1, 2, 3}
     assert sorted(NODES[n] for n in answers) == ["F1", "F2"]  # where the names meet
+    assert scores.tolist() == [1.0, 1.0]  # reached from both names
     # Without meeting, the all-answers step keeps D's films too (F3), past the budget.
     nodes, *_ = select_paths(c, np.array(NODE_SIM), Q, scorer(table), hops=2, roots=c.topic, budget=4, answer_cap=60)
     assert "F3" in [NODES[n] for n in nodes]

@@ -201,6 +201,16 @@ def path_probabilities(ranked: Sequence[RankedPath]) -> np.ndarray:
     return (e / e.sum()).astype(np.float32)
 
 
+def end_probabilities(w: Walks, ranked: Sequence[RankedPath]) -> dict[int, float]:
+    """node -> the probability that the question's relation path ends there: the
+    :func:`path_probabilities` of the ``ranked`` paths of ``w``, summed over those reaching it."""
+    likely: dict[int, float] = {}
+    for p, pr in zip(ranked, path_probabilities(ranked).tolist()):
+        for v in np.unique(w.node[p.layer][w.path[p.layer] == p.pid]).tolist():
+            likely[v] = likely.get(v, 0.0) + pr
+    return likely
+
+
 def complete_steps(
     c: Candidates, q: np.ndarray, scorer: PathScorer, hops: int, roots: np.ndarray, fanout: int, capped: bool, full_paths: int = FULL_PATHS,
 ) -> list[list[tuple[str, bool]]]:
@@ -291,7 +301,8 @@ def select_paths(
     of the candidate graph (see module doc). The answers are what the graph itself answers, best
     first. A node's score is the probability that the question's relation path ends
     there: the softmax of the ranked paths' scores (:func:`path_probabilities`), summed over the
-    paths that reach it. The answers are the nodes where the named entities meet, else every end
+    paths that reach it (where named entities meet: the share of them whose walks reach it). The
+    answers are the nodes where the named entities meet, else every end
     of the best path and any node the ranked paths make at least as likely; most likely first, then
     by walks of the best path, then by similarity to the question.
 
@@ -315,23 +326,25 @@ def select_paths(
 
     meeting = meeting_points(c, q, scorer, hops, roots, budget // 2) if meet and len(roots) > 1 else []
     answers: list[int] = []
+    met_score: dict[int, float] = {}
     for walk in meeting:
         for L, row, pw in walk:
             take_from(pw, L, row, chosen_nodes, chosen_edges, budget)
         L, row, pw = walk[0]
         answers.append(int(pw.node[L][row]))
+    if answers:
+        # Where the names meet, the score is the share of the named entities whose walks reach the
+        # node: each name's own path probabilities mostly lead to the other name, not to the answer.
+        met_score = {a: len(walk) / len(roots) for a, walk in zip(answers, meeting)}
     if meeting:
         answer_cap = 0
     if w.path:
         queues = []
         ranked = rank_paths(c, w, q, scorer, max_paths)
-        chance = path_probabilities(ranked)
-        likely: dict[int, float] = {}  # node -> probability that the question's path ends there
-        for p, pr in zip(ranked, chance.tolist()):
+        likely = end_probabilities(w, ranked)  # node -> probability it is an answer
+        for p in ranked:
             rows = np.flatnonzero(w.path[p.layer] == p.pid)
             ends, inverse = np.unique(w.node[p.layer][rows], return_inverse=True)
-            for v in ends.tolist():
-                likely[v] = likely.get(v, 0.0) + pr
             support = np.zeros(len(ends), dtype=np.int64)
             np.add.at(support, inverse.reshape(-1), w.count[p.layer][rows])
             best_row = {}
@@ -368,5 +381,5 @@ def select_paths(
     induced = np.flatnonzero(inside[c.edge_index[0]] & inside[c.edge_index[1]])
     edges = list(chosen_edges) + [int(x) for x in induced if int(x) not in chosen_edges]
     answers = [a for a in dict.fromkeys(answers) if inside[a]]  # those the budget kept
-    scores = [likely.get(a, 0.0) for a in answers] if w.path else []
+    scores = [met_score[a] if a in met_score else likely.get(a, 0.0) for a in answers] if w.path else []
     return nodes, np.array(edges, dtype=np.int64), np.array(answers, dtype=np.int64), np.array(scores, dtype=np.float32)

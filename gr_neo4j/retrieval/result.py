@@ -57,7 +57,8 @@ class RetrievalResult:
     ``graph_answers``: the ``paths`` mode's own answers (where the named entities meet, else the
     ends of the best relation path and the nodes the ranked paths make as likely), best first;
     empty in other modes. ``graph_answer_scores``: the probability of each that the question's
-    relation path ends there (the path ranker's softmax over the ranked paths, summed).
+    relation path ends there (the path ranker's softmax over the ranked paths, summed); where named
+    entities meet, the share of them whose walks reach it.
     """
 
     question: str
