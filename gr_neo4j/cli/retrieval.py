@@ -109,7 +109,8 @@ def ask(
         console.print(f"[bold]Answer:[/] {out.answer}", highlight=False)
         if any(a.path for a in out.answers):
             for a in out.answers:
-                console.print(f"  {a.line()}", highlight=False, markup=False)
+                score = "" if a.score is None else f"{a.score:.2f}  "
+                console.print(f"  {score}{a.line()}", highlight=False, markup=False)
         console.print(f"[dim]by {out.answered_by} in {out.answer_ms:.0f} ms[/]")
     seeds = out.retrieval.seeds_line()
     if seeds:

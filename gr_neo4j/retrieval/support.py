@@ -41,14 +41,13 @@ class SupportedAnswer:
     score: float | None = None
 
     def line(self) -> str:
-        """The path for people, with the score when there is one: ``0.98  Tom Hanks <-starred actors- Forrest Gump``."""
-        score = "" if self.score is None else f"{self.score:.2f}  "
+        """The path for people: ``Tom Hanks <-starred actors- Forrest Gump``."""
         if not self.path:
-            return score + (self.text if self.key is not None else f"{self.text} (names no node of the subgraph)")
+            return self.text if self.key is not None else f"{self.text} (names no node of the subgraph)"
         first = self.path[0]
         out = [first.head if first.forward else first.tail]
         out += [f"-{s.relation}-> {s.tail}" if s.forward else f"<-{s.relation}- {s.head}" for s in self.path]
-        return score + " ".join(out)
+        return " ".join(out)
 
 
 def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAnswer]:
