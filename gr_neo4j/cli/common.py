@@ -16,14 +16,34 @@ from neo4j.exceptions import (
     ServiceUnavailable,
     SessionExpired,
 )
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from ..defaults import Decoding
 from ..errors import GrNeo4jError, driver_text, printable, shorten
 from ..settings import Settings, load_settings
 
-console = Console()
+# Width of stdout when it is not a terminal: wide enough that no table cell and no line is cut or
+# wrapped (rich would otherwise take 80 columns, or the width of a terminal on stderr or stdin).
+PIPE_WIDTH = 100_000
+
+
+class _Stdout(Console):
+    """stdout's console: the terminal's width on a terminal; on a pipe or a file, every table cell
+    whole and every line unbroken, whatever COLUMNS or a terminal on stderr says."""
+
+    def _size(self) -> ConsoleDimensions:
+        isatty = getattr(self.file, "isatty", None)
+        try:
+            tty = bool(isatty and isatty())
+        except ValueError:  # a closed file
+            tty = False
+        return Console.size.fget(self) if tty else ConsoleDimensions(PIPE_WIDTH, 25)
+
+    size = property(_size, Console.size.fset)
+
+
+console = _Stdout()
 err_console = Console(stderr=True)
 
 DECODING = typer.Option(
