@@ -58,5 +58,7 @@ retrieval.register(app)
 train.register(app)
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app()
+def main() -> None:  # pragma: no cover - the console entry point is gr_neo4j.__main__:main
+    from ..__main__ import main as run
+
+    run()

@@ -19,6 +19,7 @@ from neo4j.exceptions import (
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
+from ..__main__ import INTERRUPTED
 from ..defaults import Decoding
 from ..errors import GrNeo4jError, driver_text, printable, shorten
 from ..settings import Settings, load_settings
@@ -79,7 +80,7 @@ def one_line(message: str) -> str:
 
 def handles_errors(fn: Callable) -> Callable:
     """Turn library errors, and Neo4j or file errors that escape the library, into one line on
-    stderr and exit code 1 (no stack trace)."""
+    stderr and exit code 1 (no stack trace); Ctrl-C into "interrupted" and exit code 130."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -88,7 +89,8 @@ def handles_errors(fn: Callable) -> Callable:
         except GrNeo4jError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
-            fail("interrupted")
+            err_console.print("interrupted", highlight=False)
+            raise typer.Exit(INTERRUPTED) from None
         except (Neo4jError, DriverError, OSError) as exc:
             if os.environ.get(DEBUG_ENV):
                 raise
