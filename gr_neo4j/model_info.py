@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from .embedder import embedder_source, load_embedder
 from .errors import GrNeo4jError
@@ -28,6 +28,10 @@ class ModelInfo:
     @property
     def available(self) -> bool:
         return not self.status.startswith("unavailable")
+
+    def to_json(self) -> dict:
+        """The fields and whether the model is available (`gr-neo4j models --json`)."""
+        return {**asdict(self), "available": self.available}
 
 
 def describe_models(settings: Settings, progress: Progress | None = None) -> list[ModelInfo]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -11,11 +12,14 @@ import time
 
 import pytest
 import typer
-from conftest import free_port
+from conftest import free_port, metaqa_fixture
+from test_load_support import tiny_embedder, tiny_embedder_path
+from test_model_support import tiny_llm
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
 from gr_neo4j.cli.common import handles_errors
+from gr_neo4j.ingest import load_dataset
 
 runner = CliRunner()
 
@@ -52,3 +56,55 @@ def test_sigint_exits_130_without_a_traceback(tmp_path, after_s):
     out, err = child.communicate(timeout=30)
     assert child.returncode == 130, err
     assert err.strip() == "interrupted" and out == ""
+
+
+def test_json_goes_alone_to_stdout_without_neo4j(tmp_path):
+    result = runner.invoke(app, ["db", "status", "--json"], env={"GR_NEO4J_HOME": str(tmp_path), "NEO4J_URI": None})
+    assert result.exit_code == 3, result.output  # stopped: the same status as without --json
+    status = json.loads(result.stdout)
+    assert status["running"] is False and status["home"] == str(tmp_path) and status["nodes"] is None
+
+    llm_dir = tmp_path / "tiny-llm"
+    model, tokenizer = tiny_llm()
+    model.save_pretrained(llm_dir)
+    tokenizer.save_pretrained(llm_dir)
+    env = {"GR_NEO4J_HOME": str(tmp_path), "GR_NEO4J_EMBEDDER": str(tiny_embedder_path()), "GR_NEO4J_LLM": str(llm_dir)}
+    result = runner.invoke(app, ["models", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    embedder, llm = json.loads(result.stdout)["models"]
+    assert (embedder["role"], embedder["location"], embedder["available"]) == ("embedder", str(tiny_embedder_path()), True)
+    assert (llm["role"], llm["location"], llm["architecture"]) == ("llm", str(llm_dir), "LlamaForCausalLM")
+    assert llm["parameters"] > 0
+
+
+@pytest.fixture()
+def env(server):
+    return {
+        "GR_NEO4J_HOME": str(server.home),
+        "GR_NEO4J_DIST": str(server.dist_dir),
+        "GR_NEO4J_EMBEDDER": str(tiny_embedder_path()),
+        "NEO4J_URI": None,
+    }
+
+
+def test_json_of_stats_status_and_eval_retrieval(server, conn, env, tmp_path):
+    load_dataset(server, "metaqa", path=metaqa_fixture(), embedder=tiny_embedder())
+    result = runner.invoke(app, ["stats", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    (metaqa,) = json.loads(result.stdout)["datasets"]
+    assert (metaqa["name"], metaqa["kind"], metaqa["status"]) == ("metaqa", "knowledge-graph", "complete")
+    assert (metaqa["entities"], metaqa["relationships"], metaqa["questions"]) == (12, 13, 5)
+
+    result = runner.invoke(app, ["db", "status", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.stdout)
+    assert status["running"] is True and status["nodes"] >= 12 and status["bolt_uri"].startswith("bolt://")
+
+    figures = tmp_path / "figures.json"
+    args = ["eval-retrieval", "-d", "metaqa", "--hops", "1", "--limit", "3", "--mode", "paths", "--json", "--json-out", str(figures)]
+    result = runner.invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)  # the tables and the note on --json-out are not on stdout
+    assert report == json.loads(figures.read_text())
+    assert report["dataset"] == "metaqa" and set(report["hops"]["1"]["modes"]) == {"paths"}
+    assert f"figures written to {figures}" in " ".join(result.stderr.split())

@@ -35,6 +35,9 @@ def test_train_then_eval_from_the_command_line(tmp_path, monkeypatch):
     metrics = json.loads((out / "metrics-test.json").read_text())
     assert metrics["total"] == 2 and metrics["metric"] == "accuracy"
     assert len((out / "predictions-test.jsonl").read_text().splitlines()) == 2
+    result = runner.invoke(app, ["eval", "--checkpoint", str(out), "--split", "test", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == json.loads((out / "metrics-test.json").read_text())  # nothing else on stdout
 
 
 def test_cli_errors_are_one_line(tmp_path):

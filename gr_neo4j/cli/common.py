@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import re
+import sys
 from collections.abc import Callable
 
 import typer
@@ -51,6 +53,14 @@ DECODING = typer.Option(
     Decoding.AUTO, "--decoding",
     help="auto: only node texts of the subgraph (or 'not in the graph') on knowledge graphs, only the labels on ExplaGraphs; free: any text, as the paper.",
 )
+
+JSON = typer.Option(False, "--json", help="Print the result as one JSON document on stdout, nothing else (progress and notes on stderr).")
+
+
+def print_json(document) -> None:
+    """``document`` (a library result's to_json()) as the only thing on stdout."""
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
 
 # GR_NEO4J_DEBUG=1 lets unexpected exceptions through with their traceback, and the driver's logs.
 DEBUG_ENV = "GR_NEO4J_DEBUG"

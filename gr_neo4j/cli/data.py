@@ -17,7 +17,7 @@ from ..ingest import (
     drop_dataset,
     load_dataset,
 )
-from .common import console, err_console, handles_errors, settings_from
+from .common import JSON, console, err_console, handles_errors, print_json, settings_from
 from .progress import RichProgress
 
 DATASETS = ", ".join(LOADER_MODULES)
@@ -74,9 +74,12 @@ def report_table(report: LoadReport) -> Table:
 
 
 @handles_errors
-def stats() -> None:
+def stats(as_json: bool = JSON) -> None:
     """What each dataset has in the database: nodes, relationships, graphs, questions per split."""
     found = dataset_stats(settings_from())
+    if as_json:
+        print_json({"datasets": [s.to_json() for s in found]})
+        return
     if not found:
         console.print("No dataset loaded yet (gr-neo4j load DATASET).")
         return

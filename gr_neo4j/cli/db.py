@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..server import process
 from ..server.install import install as install_server
-from .common import console, err_console, handles_errors, human_bytes, settings_from
+from .common import JSON, console, err_console, handles_errors, human_bytes, print_json, settings_from
 from .progress import RichProgress
 
 app = typer.Typer(help="Run the managed local Neo4j (install, start, stop, status, logs) and create the schema.", no_args_is_help=True)
@@ -58,10 +58,15 @@ def stop() -> None:
 
 @app.command()
 @handles_errors
-def status() -> None:
-    """Whether the managed Neo4j runs, its version, store size and counts."""
+def status(as_json: bool = JSON) -> None:
+    """Whether the managed Neo4j runs, its version, store size and counts (exit 3 when it is stopped)."""
     settings = settings_from()
     info = process.status(settings, with_counts=True)
+    if as_json:
+        print_json(info.to_json())
+        if not info.running:
+            raise typer.Exit(3)
+        return
     table = Table(show_header=False, box=None)
     table.add_row("running", "yes" if info.running else "no")
     table.add_row("version", info.version or "not installed")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from .common import console, err_console, handles_errors, settings_from
+from .common import JSON, console, err_console, handles_errors, print_json, settings_from
 from .progress import RichProgress
 
 if TYPE_CHECKING:  # model_info imports the LLM stack: only when the command runs (see gr_neo4j.answer)
@@ -19,16 +19,20 @@ def register(app: typer.Typer) -> None:
 
 
 @handles_errors
-def models() -> None:
+def models(as_json: bool = JSON) -> None:
     """Show the embedding model and the LLM in use, where their weights come from and their size.
 
-    The first run converts the embedded SmolLM2 GGUF into a safetensors cache (once).
+    The first run converts the embedded SmolLM2 GGUF into a safetensors cache (once). Exit 1 when
+    a model is unavailable.
     """
     from ..model_info import describe_models
 
     infos = describe_models(settings_from(), RichProgress(err_console))
-    for info in infos:
-        _print(info)
+    if as_json:
+        print_json({"models": [info.to_json() for info in infos]})
+    else:
+        for info in infos:
+            _print(info)
     if not all(info.available for info in infos):
         raise typer.Exit(1)
 

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..defaults import AnswerBy, Decoding, Mode
 from ..retrieval.params import MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
-from .common import DECODING, console, err_console, handles_errors, settings_from
+from .common import DECODING, JSON, console, err_console, handles_errors, print_json, settings_from
 from .progress import RichProgress
 
 DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' defaults
@@ -193,6 +193,7 @@ def eval_retrieval(
     path_ranker: bool = PATH_RANKER,
     ceilings: bool = typer.Option(True, "--ceilings/--no-ceilings", help="Also compute the all-answers ceilings along one relation path (one more read per question)."),
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
+    as_json: bool = JSON,
 ) -> None:
     """Linking, answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side.
 
@@ -213,12 +214,18 @@ def eval_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
         ceilings=ceilings,
     )
+    if json_out:
+        json_out.write_text(json.dumps(report, indent=2))
+    if as_json:
+        if json_out:
+            err_console.print(f"[dim]figures written to {json_out}[/]")
+        print_json(report)
+        return
     asked = "topic entities given (oracle)" if oracle_topic else "questions as typed, topic entities linked"
     _print_table(f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", REPORT_COLUMNS, report_rows(report), left=("mode",))
     _print_table("Entity linking against the stored topic entities", LINKING_COLUMNS, linking_rows(report))
     _print_table("Ceilings: share of questions whose gold answers a retriever can reach", CEILING_COLUMNS, ceiling_rows(report))
     if json_out:
-        json_out.write_text(json.dumps(report, indent=2))
         console.print(f"[dim]figures written to {json_out}[/]")
 
 

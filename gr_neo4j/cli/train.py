@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ..defaults import Decoding, Gnn, Objective
 from ..model.config import TrainConfig  # light: the defaults below are the library's
-from .common import DECODING, console, err_console, handles_errors, settings_from
+from .common import DECODING, JSON, console, err_console, handles_errors, print_json, settings_from
 from .progress import RichProgress
 
 T = TrainConfig  # option defaults read from the dataclass, never restated here
@@ -67,12 +67,16 @@ def eval_(
     batch_size: int = typer.Option(T.eval_batch_size, "--batch-size"),
     limit: int | None = typer.Option(None, "--limit", help="Answer only the first samples of the split."),
     decoding: Decoding = DECODING,
+    as_json: bool = JSON,
 ) -> None:
     """Answer a split with a trained checkpoint (and score its node head, if any); write predictions (JSON lines) and metrics."""
     from ..model.evaluation import evaluate
 
     r = evaluate(checkpoint, split, samples=samples, settings=settings_from(), batch_size=batch_size, limit=limit,
                  progress=RichProgress(err_console), decoding=decoding)
+    if as_json:
+        print_json(r.to_json())
+        return
     kgqa = r.f1 is not None
     if r.answered_by == "llm":
         _llm_tables(r, kgqa)

@@ -9,7 +9,7 @@ retrievals too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from neo4j.exceptions import TransientError
 from tenacity import (
@@ -50,6 +50,10 @@ class DatasetStats:
     @property
     def questions(self) -> int:
         return sum(self.questions_by_split.values())
+
+    def to_json(self) -> dict:
+        """The fields and the questions' total (`gr-neo4j stats --json`)."""
+        return {**asdict(self), "questions": self.questions}
 
 
 def read_quietly(conn: Connection, name: str, **params) -> list:

@@ -50,6 +50,10 @@ class EvalResult:
     answered_by: str = "llm"  # or "node head" (objective node: the head's answers are the predictions)
     head: dict | None = None  # the node head's figures (head_figures), where the checkpoint has one
 
+    def to_json(self) -> dict:
+        """The fields, paths as text (the metrics file, `gr-neo4j eval --json`)."""
+        return {**asdict(self), "predictions": str(self.predictions), "metrics": str(self.metrics)}
+
 
 def head_figures(tops: Sequence[str], answers: Sequence[str], golds: Sequence[str]) -> dict:
     """Hit@1 of the head's best nodes ``tops`` and answer-set precision / recall / F1 of its
@@ -163,6 +167,6 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | 
                         scores.hallucination_rate, rate, pred_path, checkpoint_dir / f"metrics-{split}.json",
                         scores.precision, scores.recall, scores.f1, scores.outside_rate, by_hop, str(Decoding(decoding)),
                         "node head" if mcfg.objective == Objective.NODE else "llm", head)
-    write_json(result.metrics, asdict(result))
+    write_json(result.metrics, result.to_json())
     return result
 

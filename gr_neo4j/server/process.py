@@ -15,7 +15,7 @@ import shutil
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from neo4j import GraphDatabase
@@ -52,6 +52,10 @@ class ServerInfo:
     relationships: int | None = None
     already_running: bool = False
     start_seconds: float | None = None
+
+    def to_json(self) -> dict:
+        """The fields, paths as text (`gr-neo4j db status --json`)."""
+        return {**asdict(self), "home": str(self.home)}
 
 
 def start(settings: Settings, progress: Progress | None = None) -> ServerInfo:
