@@ -705,7 +705,7 @@ class Chaos:
         self.after_fault(info, rc)
 
     def fault_drop_race(self, info: dict, trigger) -> None:
-        drop = self.spawn("drop", "drop", DATASET, gated=True)  # imported now, run at the trigger
+        drop = self.spawn("drop", "drop", DATASET, "--yes", gated=True)  # imported now, run at the trigger
         load = self.spawn_load()
         if not self.reached(load, trigger):
             drop.kill()

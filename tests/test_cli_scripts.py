@@ -17,7 +17,7 @@ from test_load_support import tiny_embedder, tiny_embedder_path
 from test_model_support import tiny_llm
 from typer.testing import CliRunner
 
-from gr_neo4j.cli import app
+from gr_neo4j.cli import app, data
 from gr_neo4j.cli.common import handles_errors
 from gr_neo4j.ingest import load_dataset
 
@@ -108,3 +108,22 @@ def test_json_of_stats_status_and_eval_retrieval(server, conn, env, tmp_path):
     assert report == json.loads(figures.read_text())
     assert report["dataset"] == "metaqa" and set(report["hops"]["1"]["modes"]) == {"paths"}
     assert f"figures written to {figures}" in " ".join(result.stderr.split())
+
+
+def test_drop_asks_on_a_terminal_and_refuses_elsewhere_without_yes(server, conn, env, monkeypatch):
+    load_dataset(server, "metaqa", path=metaqa_fixture(), embedder=tiny_embedder())
+    holds = "12 nodes, 13 relationships, 0 graphs, 5 questions"
+    result = runner.invoke(app, ["drop", "metaqa"], env=env)  # CliRunner's stdin is not a terminal
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"error: not dropping metaqa ({holds}) without confirmation: stdin is not a terminal; add --yes"
+
+    monkeypatch.setattr(data, "stdin_is_terminal", lambda: True)
+    result = runner.invoke(app, ["drop", "metaqa"], env=env, input="\n")  # the default is no
+    assert result.exit_code == 1, result.output
+    assert f"Drop metaqa ({holds})? [y/N]" in result.stderr and "Nothing dropped." in result.stderr and result.stdout == ""
+    assert [s["name"] for s in json.loads(runner.invoke(app, ["stats", "--json"], env=env).stdout)["datasets"]] == ["metaqa"]
+
+    result = runner.invoke(app, ["drop", "metaqa"], env=env, input="y\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"Dropped metaqa: {holds}."
+    assert json.loads(runner.invoke(app, ["stats", "--json"], env=env).stdout)["datasets"] == []

@@ -66,7 +66,7 @@ def test_drop_removes_one_dataset_and_nothing_else(server, conn, env):
     load_dataset(server, "explagraphs", path=FIXTURES / "explagraphs" / "three_rows.tsv", embedder=tiny_embedder())
     load_dataset(server, "triples", path=FIXTURES / "triples" / "graphs.jsonl", embedder=tiny_embedder())
     explagraphs, triples = counts(conn, "explagraphs"), counts(conn, "triples")
-    result = runner.invoke(app, ["drop", "metaqa"], env=env)
+    result = runner.invoke(app, ["drop", "metaqa", "--yes"], env=env)
     assert result.exit_code == 0, result.output
     assert "Dropped metaqa: 12 nodes, 13 relationships, 0 graphs, 5 questions" in result.output
     assert set(counts(conn, "metaqa").values()) == {0}

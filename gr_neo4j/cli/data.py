@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -12,12 +13,13 @@ from ..defaults import OnError
 from ..ingest import (
     DEFAULT_BATCH_SIZE,
     LOADER_MODULES,
+    DatasetStats,
     LoadReport,
     dataset_stats,
     drop_dataset,
     load_dataset,
 )
-from .common import JSON, console, err_console, handles_errors, print_json, settings_from
+from .common import JSON, console, err_console, fail, handles_errors, print_json, settings_from
 from .progress import RichProgress
 
 DATASETS = ", ".join(LOADER_MODULES)
@@ -99,10 +101,35 @@ def stats(as_json: bool = JSON) -> None:
 
 
 @handles_errors
-def drop(dataset: str = typer.Argument(..., help="The dataset to remove (see `gr-neo4j stats`).")) -> None:
-    """Remove one dataset (its nodes, relationships, graphs and questions) and nothing else."""
-    before = drop_dataset(settings_from(), dataset)
-    console.print(
-        f"Dropped {dataset}: {before.entities:,} nodes, {before.relationships:,} relationships, "
-        f"{before.graphs:,} graphs, {before.questions:,} questions."
-    )
+def drop(
+    dataset: str = typer.Argument(..., help="The dataset to remove (see `gr-neo4j stats`)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Drop without asking (required when stdin is not a terminal)."),
+) -> None:
+    """Remove one dataset (its nodes, relationships, graphs and questions) and nothing else.
+
+    Asks first on a terminal; elsewhere (a script, a pipe) it refuses unless --yes."""
+    before = drop_dataset(settings_from(), dataset, confirm=None if yes else _confirm)
+    if before is None:
+        err_console.print("Nothing dropped.")
+        raise typer.Exit(1)
+    console.print(f"Dropped {dataset}: {_holds(before)}.")
+
+
+def _holds(s: DatasetStats) -> str:
+    return f"{s.entities:,} nodes, {s.relationships:,} relationships, {s.graphs:,} graphs, {s.questions:,} questions"
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def _confirm(found: DatasetStats) -> bool:
+    """Ask on the terminal (the prompt on stderr, default no) whether to drop ``found``; without a
+    terminal, refuse. Ctrl-C at the prompt is an interrupt like anywhere else (exit 130)."""
+    if not stdin_is_terminal():
+        fail(f"not dropping {found.name} ({_holds(found)}) without confirmation: stdin is not a terminal; add --yes", code=2)
+    try:
+        answer = err_console.input(f"Drop {found.name} ({_holds(found)})? [y/N] ", markup=False)
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")

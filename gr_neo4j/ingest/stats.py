@@ -9,6 +9,7 @@ retrievals too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from neo4j.exceptions import TransientError
@@ -91,12 +92,15 @@ def dataset_stats(settings: Settings) -> list[DatasetStats]:
         return stats_of(conn)
 
 
-def drop_from(conn: Connection, name: str) -> DatasetStats:
-    """Delete one dataset's questions, relationships, entities, graphs and Dataset node."""
+def drop_from(conn: Connection, name: str, confirm: Callable[[DatasetStats], bool] | None = None) -> DatasetStats | None:
+    """Delete one dataset's questions, relationships, entities, graphs and Dataset node. ``confirm``,
+    if given, sees what the dataset holds first; when it says no, nothing is deleted and the result is None."""
     before = {s.name: s for s in stats_of(conn)}
     if name not in before:
         known = ", ".join(sorted(before)) or "none"
         raise MissingInput(f"no dataset named {name!r} in the database (loaded: {known})")
+    if confirm is not None and not confirm(before[name]):
+        return None
     row = conn.write("drop_mark", dataset=name, lease_s=LEASE_S, stale_tokens=[])[0]
     dead = [] if row["marked"] else stale_tokens(dict(row))
     if dead:
@@ -120,8 +124,8 @@ def _retrying(work) -> None:
             work()
 
 
-def drop_dataset(settings: Settings, name: str) -> DatasetStats:
-    """Remove dataset `name` and nothing else; returns what it had."""
+def drop_dataset(settings: Settings, name: str, confirm: Callable[[DatasetStats], bool] | None = None) -> DatasetStats | None:
+    """Remove dataset `name` and nothing else; returns what it had (None: ``confirm`` said no, see drop_from)."""
     with connect(settings) as conn:
-        return drop_from(conn, name)
+        return drop_from(conn, name, confirm)
 
