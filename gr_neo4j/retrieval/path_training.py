@@ -10,7 +10,7 @@ path is a positive (top-1) is reported before (cosine only) and after training, 
 (and per hop count walked deeper than it needs, see :class:`~.params.PathTraining`).
 
 Which questions: ``skip`` then ``limit`` per hop count, in uid order, so the default slice
-(1000-1999) stays disjoint from ``eval-retrieval``'s (the first 300).
+(1000-3999) stays disjoint from ``eval-retrieval``'s (the first 300).
 """
 
 from __future__ import annotations
@@ -224,7 +224,8 @@ def train_path_ranker(
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
             runs = [(str(h), qs, h)]
             if h < deepest and config.deep:
-                runs.append((f"{h} in {deepest}", qs[: config.deep], deepest))  # walked deeper than it needs
+                # Walked deeper than it needs; spread over the slice, as uid order groups question templates.
+                runs.append((f"{h} in {deepest}", qs[:: max(1, len(qs) // config.deep)][: config.deep], deepest))
             for key, asked, depth in runs:
                 counts[key] = len(asked)
                 ex = examples_of(r, info.name, asked, replace(RetrievalParams(), hops=depth), progress, f"{h}-hop questions, {depth} deep", hops=h)
