@@ -1,8 +1,14 @@
-"""`gr-neo4j db install`: assemble Neo4j Community 5.26 from Maven Central with `mvn`.
+"""`gr-neo4j db install`: assemble Neo4j Community 5.26 from Maven Central.
 
 The distribution lands in ``settings.dist_dir/neo4j-community-<version>/lib`` with a marker file
 ``installed.json`` written last, so an interrupted install is never mistaken for a finished one and a
 second install is a no-op.
+
+The default version is installed from the committed lock (``artifacts.lock``): its ~200 jars are
+downloaded in parallel and checked against their locked SHA-1s (`fetch.py`), straight into the lib
+dir, so a restarted install keeps the jars already verified. Any other `neo4j_version` setting (a
+version or a Maven range the lock does not pin) is resolved by `mvn dependency:copy-dependencies`
+on ``pom.xml``, which is slower: Maven fetches every POM and plugin it needs, one at a time.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from pathlib import Path
 from ..atomic import atomic_write_text
 from ..errors import ServerError
 from ..progress import NO_PROGRESS, Progress
-from ..settings import NEO4J_BROWSER_VERSION, Settings
+from ..settings import NEO4J_BROWSER_VERSION, NEO4J_VERSION_RANGE, Settings
+from .fetch import fetch_artifacts
 from .java import find_java
+from .lockfile import CENTRAL, Lock, read_lock
 
 MARKER = "installed.json"
 
@@ -47,10 +55,11 @@ def find_installation(settings: Settings) -> Installation | None:
 
 
 def install(settings: Settings, progress: Progress | None = None) -> Installation:
-    """Fetch the server's artifacts with Maven unless they are already installed.
+    """Fetch the server's jars unless they are already installed: the locked ones when the settings
+    ask for the locked version (the default), otherwise whatever Maven resolves.
 
     Concurrent installs into one dist dir (parallel test sessions) are serialised by a file lock.
-    `progress` gets one phase counting the files Maven downloads and a note with the time taken.
+    `progress` gets one phase counting the files downloaded and a note with the time taken.
     """
     existing = find_installation(settings)
     if existing:
@@ -62,7 +71,36 @@ def install(settings: Settings, progress: Progress | None = None) -> Installatio
 
 
 def _install_locked(settings: Settings, progress: Progress) -> Installation:
-    find_java()
+    find_java()  # fail before downloading 140 MB for a server that cannot run
+    lock = read_lock()
+    if lock_applies(settings, lock):
+        return install_from_lock(settings, lock, progress)
+    return install_with_maven(settings, progress)
+
+
+def lock_applies(settings: Settings, lock: Lock) -> bool:
+    """True when the lock pins what the settings ask for: the default range (whose newest patch the
+    lock pinned when it was written) or the lock's exact version, with the Browser gr-neo4j uses."""
+    wanted = settings.neo4j_version in (NEO4J_VERSION_RANGE, lock.neo4j_version)
+    return wanted and lock.browser_version == NEO4J_BROWSER_VERSION
+
+
+def install_from_lock(settings: Settings, lock: Lock, progress: Progress, base_url: str = CENTRAL) -> Installation:
+    """Download the locked jars into ``neo4j-community-<version>/lib`` (from `base_url`, default Maven
+    Central) and write the marker; jars already there and matching their SHA-1 are kept."""
+    lib_dir = settings.dist_dir / f"neo4j-community-{lock.neo4j_version}" / "lib"
+    result = fetch_artifacts(lock.artifacts, lib_dir, progress, base_url=base_url)
+    progress.note(
+        f"Neo4j {lock.neo4j_version}: {result.downloaded} jars ({result.bytes_downloaded / 1e6:.0f} MB) downloaded "
+        f"and verified in {result.seconds:.0f} s" + (f", {result.reused} kept from before" if result.reused else "")
+    )
+    # Written last and atomically: a marker that exists names a complete lib dir.
+    atomic_write_text(settings.dist_dir / MARKER, json.dumps({"version": lock.neo4j_version, "lib_dir": str(lib_dir)}))
+    return Installation(version=lock.neo4j_version, lib_dir=lib_dir, installed_now=True)
+
+
+def install_with_maven(settings: Settings, progress: Progress) -> Installation:
+    """Resolve `settings.neo4j_version` (a version or a Maven range) and the Browser with Maven."""
     mvn = shutil.which("mvn")
     if not mvn:
         raise ServerError("Maven (`mvn`) is needed to fetch Neo4j from Maven Central; install it (apt-get install maven)")
