@@ -183,6 +183,7 @@ def ask(
     progress: Progress | None = None,
     decoding: Decoding | str = Decoding.AUTO,
     answer_by: AnswerBy | str = AnswerBy.AUTO,
+    load_answerer_once: Callable[[], Answerer] | None = None,
 ) -> AskResult:
     """Retrieve the subgraph of ``question``, answer from it, and (unless ``record_it`` is False)
     record a ``Retrieval`` node linked to the chosen nodes.
@@ -193,7 +194,8 @@ def ask(
     ``progress`` is told about a first-use conversion of the LLM; ``decoding``: see :class:`Decoding`.
     ``answer_by`` (auto): the graph's own answers when the selection gives some and no checkpoint
     is named (no model is loaded then), else the LLM; an explicit ``graph`` with no graph answers
-    is an error.
+    is an error. ``load_answerer_once``: returns the answerer when the LLM answers (a server's model,
+    loaded once and shared); unlike ``answerer`` it leaves ``auto`` free to answer by the graph.
     """
     own = retriever is None
     retriever = retriever or Retriever(settings)
@@ -209,6 +211,8 @@ def ask(
             answer = SEPARATOR.join(result.nodes[i].text for i in result.graph_answers)
             by = "the graph (where the named entities meet)" if len(result.linked) > 1 else "the graph (the ends of the best relation path)"
         elif answer_it:
+            if answerer is None and load_answerer_once is not None:
+                answerer = load_answerer_once()
             answerer = answerer or load_answerer(settings, checkpoint, llm, progress, decoding)
             answer, by = answerer.answer(result), answerer.by
         else:
