@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 # Deprecation notices of torch internals (torch.jit in PyG) are for library authors, not CLI users.
 warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch(\.|$)")
 
-from . import data, db, models, retrieval, train
+from . import data, db, models, retrieval, serve, train
 from .common import check_arguments
 
 
@@ -55,6 +55,7 @@ app.add_typer(db.app, name="db")
 data.register(app)
 models.register(app)
 retrieval.register(app)
+serve.register(app)
 train.register(app)
 
 

@@ -1,0 +1,64 @@
+"""Request bodies of ``POST /retrieve`` and ``POST /ask``: the options of `gr-neo4j ask`, same names
+and defaults (``entity`` is the repeatable ``--entity``), checked by pydantic before anything runs.
+
+Unknown fields are refused (a misspelt ``hop`` would otherwise be ignored silently).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..defaults import AnswerBy, Mode
+from ..retrieval.params import MAX_HOPS, RetrievalParams
+from .config import MAX_ENTITIES, MAX_QUESTION_CHARS
+
+DEFAULTS = RetrievalParams  # the dataclass's field defaults are the requests' defaults, as the CLI's
+
+
+class RetrieveRequest(BaseModel):
+    """One question and how to retrieve its subgraph."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question, as typed.")
+    dataset: str | None = Field(None, max_length=200, description="Dataset name (default: the only one loaded).")
+    graph: str | None = Field(None, max_length=200, description="Sample id of a per-sample dataset (ExplaGraphs, scene graphs).")
+    entity: list[str] = Field([], max_length=MAX_ENTITIES, description="Topic entities (exact keys); overrides linking.")
+    hops: int = Field(DEFAULTS.hops, ge=0, le=MAX_HOPS, description="Expansion depth around the seeds on knowledge graphs.")
+    topk: int = Field(DEFAULTS.topk, ge=0, le=100, description="Nodes that get a PCST prize.")
+    topk_e: int | None = Field(None, ge=0, le=100, description="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
+    cost_e: float = Field(DEFAULTS.cost_e, ge=0, description="PCST edge cost.")
+    mode: Mode | None = Field(None, description="Subgraph selection (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).")
+    max_paths: int = Field(DEFAULTS.max_paths, ge=1, le=1000, description="paths mode: relation paths whose ends are kept.")
+    node_budget: int = Field(DEFAULTS.node_budget, ge=1, le=1000, description="paths mode: at most this many nodes.")
+    answer_cap: int = Field(DEFAULTS.answer_cap, ge=0, le=10000, description="paths mode: nodes kept for the best two paths' ends (0: off).")
+    link: bool = Field(DEFAULTS.link, description="Link the entities the question names as its topic entities.")
+    path_ranker: bool = Field(DEFAULTS.path_ranker, description="paths mode: use the dataset's trained relation-path ranker.")
+    record: bool = Field(True, description="Record a Retrieval node (GET /retrievals/{id}); false for read-only users.")
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the question is empty")
+        return value
+
+    @field_validator("entity")
+    @classmethod
+    def _entities(cls, value: list[str]) -> list[str]:
+        if any(not e.strip() or len(e) > MAX_QUESTION_CHARS for e in value):
+            raise ValueError(f"each entity must be non-blank text of at most {MAX_QUESTION_CHARS} characters")
+        return value
+
+    def params(self) -> RetrievalParams:
+        return RetrievalParams(
+            mode=self.mode, hops=self.hops, topk=self.topk, topk_e=self.topk_e, cost_e=self.cost_e, max_paths=self.max_paths,
+            node_budget=self.node_budget, answer_cap=self.answer_cap, link=self.link, path_ranker=self.path_ranker,
+        )
+
+
+class AskRequest(RetrieveRequest):
+    """A question to retrieve for and answer."""
+
+    answer_by: AnswerBy = Field(AnswerBy.AUTO, description="auto: the graph's own answers where the selection gives some "
+                                "and the server has no checkpoint, else the LLM; graph; llm.")
