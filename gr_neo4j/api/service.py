@@ -1,8 +1,9 @@
 """`Service`: what every request of `gr-neo4j serve` shares, loaded once.
 
 * one driver (``Connection``): the neo4j driver is thread-safe and pools its connections;
-* one embedder behind a lock: a fast tokenizer refuses concurrent calls ("Already borrowed"), and
-  encoding one question takes milliseconds, so serialising it costs little;
+* one embedder behind a lock, a precaution: a fast tokenizer whose padding or truncation changes
+  under another thread raises "Already borrowed"; encoding one question takes milliseconds, so
+  serialising it costs little;
 * a pool of ``concurrency`` Retrievers over that driver and embedder: a Retriever reuses one read
   session and keeps caches (datasets, relation vocabularies, path-text vectors), and a session is
   not thread-safe, so each request borrows a whole Retriever and gives it back;
