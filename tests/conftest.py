@@ -94,3 +94,18 @@ def conn(server):
         c.run_autocommit("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 20000 ROWS")
         c.run_autocommit("MATCH (n) CALL (n) { DELETE n } IN TRANSACTIONS OF 20000 ROWS")
         yield c
+
+
+@pytest.fixture()
+def env(server) -> dict:
+    """The environment of a CLI run (typer's CliRunner) against the session's server with the
+    tiny test embedder; 200 columns so that rich tables are never cut."""
+    from test_load_support import tiny_embedder_path
+
+    return {
+        "GR_NEO4J_HOME": str(server.home),
+        "GR_NEO4J_DIST": str(server.dist_dir),
+        "GR_NEO4J_EMBEDDER": str(tiny_embedder_path()),
+        "NEO4J_URI": None,
+        "COLUMNS": "200",
+    }

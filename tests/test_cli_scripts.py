@@ -78,16 +78,6 @@ def test_json_goes_alone_to_stdout_without_neo4j(tmp_path):
     assert llm["parameters"] > 0
 
 
-@pytest.fixture()
-def env(server):
-    return {
-        "GR_NEO4J_HOME": str(server.home),
-        "GR_NEO4J_DIST": str(server.dist_dir),
-        "GR_NEO4J_EMBEDDER": str(tiny_embedder_path()),
-        "NEO4J_URI": None,
-    }
-
-
 def test_json_of_stats_status_and_eval_retrieval(server, conn, env, tmp_path):
     load_dataset(server, "metaqa", path=metaqa_fixture(), embedder=tiny_embedder())
     result = runner.invoke(app, ["stats", "--json"], env=env)

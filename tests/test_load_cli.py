@@ -4,24 +4,13 @@ from __future__ import annotations
 
 import pytest
 from conftest import FIXTURES, metaqa_fixture
-from test_load_support import counts, tiny_embedder, tiny_embedder_path
+from test_load_support import counts, tiny_embedder
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
 from gr_neo4j.ingest import dataset_stats, drop_dataset, load_dataset
 
 runner = CliRunner()
-
-
-@pytest.fixture()
-def env(server):
-    return {
-        "GR_NEO4J_HOME": str(server.home),
-        "GR_NEO4J_DIST": str(server.dist_dir),
-        "GR_NEO4J_EMBEDDER": str(tiny_embedder_path()),
-        "NEO4J_URI": None,
-        "COLUMNS": "200",
-    }
 
 
 def test_load_prints_the_table_and_stats_lists_the_dataset(conn, env):
