@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
 # What a shell reports for a command ended by SIGINT (128 + 2); scripts test for it.
 INTERRUPTED = 130
 
 
+def _interrupted_before_the_command(signum, frame) -> None:
+    os.write(2, b"interrupted\n")
+    os._exit(INTERRUPTED)
+
+
 def main() -> None:
-    """Run the CLI. Ctrl-C inside a command is handled there (`handles_errors`); here, one caught
-    while Python still imports the CLI (torch, the driver) ends the same way, without a traceback."""
+    """Run the CLI. Ctrl-C inside a command is handled there (`handles_errors`, which restores
+    Python's KeyboardInterrupt so that the command can clean up). Before that, while Python imports
+    the CLI (torch, the driver) and click parses the arguments, nothing needs cleaning up, and a
+    KeyboardInterrupt there can be swallowed (click turns it into "Aborted!" and exit 1; a library
+    import may catch it): SIGINT then ends the process at once, the same way."""
+    signal.signal(signal.SIGINT, _interrupted_before_the_command)
     try:
         from .cli import app
 

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 from collections.abc import Callable
 
@@ -94,6 +95,9 @@ def handles_errors(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        # The entry point ends the process on SIGINT until a command runs (gr_neo4j.__main__);
+        # from here Ctrl-C is a KeyboardInterrupt again, so that `finally` blocks clean up.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             return fn(*args, **kwargs)
         except GrNeo4jError as exc:
