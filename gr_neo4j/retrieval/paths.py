@@ -180,14 +180,23 @@ class RankedPath:
 
 
 def rank_paths(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer, max_paths: int) -> list[RankedPath]:
-    """The ``max_paths`` relation paths of ``w`` most similar to ``q`` (shorter first on ties)."""
+    """The ``max_paths`` relation paths of ``w`` most similar to ``q`` (shorter first on ties),
+    memoised on ``c`` like the walks: completion and selection rank the same paths."""
+    key = ("ranked", id(w), q.tobytes(), id(scorer.ranker))
+    if key not in c.memo:
+        # w and the ranker are kept with the result so that their ids cannot be reused meanwhile.
+        c.memo[key] = (w, scorer.ranker, _ranked(c, w, q, scorer))
+    return c.memo[key][2][:max_paths]
+
+
+def _ranked(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer) -> list[RankedPath]:
     layer_of = {}
     for L, p in enumerate(w.path):
         for pid in np.unique(p).tolist():
             layer_of[pid] = L
     pids = sorted(layer_of)
     sims = scorer.scores([path_steps(w.steps[p], c.rel_texts) for p in pids], q)
-    ranked = sorted(range(len(pids)), key=lambda i: (-float(sims[i]), len(w.steps[pids[i]]), pids[i]))[:max_paths]
+    ranked = sorted(range(len(pids)), key=lambda i: (-float(sims[i]), len(w.steps[pids[i]]), pids[i]))
     return [RankedPath(pids[i], layer_of[pids[i]], float(sims[i])) for i in ranked]
 
 
