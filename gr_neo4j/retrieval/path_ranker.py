@@ -48,10 +48,22 @@ class PathRanker:
     step_rel: np.ndarray | None = None
     length_q: np.ndarray | None = None
 
-    def scores(self, q: np.ndarray, paths: np.ndarray, lengths: np.ndarray, steps: np.ndarray | None = None, backwards: np.ndarray | None = None) -> np.ndarray:
+    def step_projection(self, rel_vectors: np.ndarray) -> np.ndarray | None:
+        """``[H, 2, R, K]`` B[i, d]^T r of each relation vector ``rel_vectors`` ``[R, D]`` at each
+        step position and direction (None without a step term). It depends on the ranker and the
+        relation texts only, so a scorer computes it once per vocabulary, not per question."""
+        if self.step_q is None:
+            return None
+        return np.einsum("rd,hbdk->hbrk", np.asarray(rel_vectors, dtype=np.float32), self.step_rel)
+
+    def scores(
+        self, q: np.ndarray, paths: np.ndarray, lengths: np.ndarray,
+        steps: np.ndarray | None = None, backwards: np.ndarray | None = None, projection: np.ndarray | None = None,
+    ) -> np.ndarray:
         """``[P]`` scores of path vectors ``paths`` ``[P, D]`` with ``lengths`` ``[P]`` (relations).
-        ``steps`` ``[P, H', D]``: the relation vectors of each path's steps (zero past its end),
-        ``backwards`` ``[P, H']`` bool; needed for the step term when the ranker has one."""
+        ``steps`` ``[P, H']`` int: each step's row in ``projection`` (:meth:`step_projection` of
+        the relation vectors; -1 past the path's end), ``backwards`` ``[P, H']`` bool; needed for
+        the step term when the ranker has one."""
         if len(paths) == 0:
             return np.zeros(0, dtype=np.float32)
         q = np.asarray(q, dtype=np.float32)
@@ -61,10 +73,9 @@ class PathRanker:
             out = out + (self.length_q @ q)[at]
         if self.step_q is not None and steps is not None:
             z = np.zeros((len(paths), self.step_q.shape[1]), dtype=np.float32)
-            for i in range(min(steps.shape[1], self.step_rel.shape[0])):
-                for d in (0, 1):
-                    rows = backwards[:, i] == bool(d)
-                    z[rows] += steps[rows, i] @ self.step_rel[i, d]
+            for i in range(min(steps.shape[1], projection.shape[0])):
+                on = steps[:, i] >= 0
+                z[on] += projection[i, backwards[on, i].astype(np.int64), steps[on, i]]
             out = out + z @ (self.step_q.T @ q)
         return out.astype(np.float32)
 
@@ -103,15 +114,15 @@ class PathRanker:
         )
 
 
-def step_arrays(paths: Sequence[Sequence[Step]], vectors: dict[str, np.ndarray], dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """``[P, H, D]`` relation vectors of each path's steps (zero past its end; ``vectors`` holds
-    every relation text) and ``[P, H]`` whether each step was walked backwards."""
+def step_arrays(paths: Sequence[Sequence[Step]], rel_row: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``[P, H]`` the row (``rel_row``: relation text -> row of the projection) of each path's
+    steps, -1 past its end, and ``[P, H]`` whether each step was walked backwards."""
     h = max((len(p) for p in paths), default=0)
-    steps = np.zeros((len(paths), h, dim), dtype=np.float32)
+    steps = np.full((len(paths), h), -1, dtype=np.int64)
     backwards = np.zeros((len(paths), h), dtype=bool)
     for i, path in enumerate(paths):
         for j, (rel, back) in enumerate(path):
-            steps[i, j] = vectors[rel]
+            steps[i, j] = rel_row[rel]
             backwards[i, j] = back
     return steps, backwards
 

@@ -123,12 +123,15 @@ def top1(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: di
     if not examples:
         return 0.0
     hits = 0
+    rels = sorted({rel for ex in examples for p in ex.paths for rel, _ in p})
+    rel_row = {t: i for i, t in enumerate(rels)}
+    projection = ranker.step_projection(np.stack([vectors[t] for t in rels])) if ranker is not None else None
     for ex in examples:
         v = np.stack([vectors[t] for t in ex.texts])
         if ranker is None:
             s = v @ ex.q
         else:
-            s = ranker.scores(ex.q, v, ex.lengths, *step_arrays(ex.paths, vectors, v.shape[1]))
+            s = ranker.scores(ex.q, v, ex.lengths, *step_arrays(ex.paths, rel_row), projection)
         best = min(range(len(s)), key=lambda i: (-float(s[i]), int(ex.lengths[i])))
         hits += bool(ex.positive[best])
     return hits / len(examples)

@@ -41,6 +41,7 @@ class PathScorer:
         self.encode = encode
         self.ranker = ranker
         self.cache: dict[str, np.ndarray] = {} if cache is None else cache
+        self._projection: tuple[dict[str, int], np.ndarray | None] = ({}, None)
 
     def using(self, ranker: PathRanker | None) -> PathScorer:
         """This scorer with ``ranker`` (None: cosine only), sharing the cache of vectors."""
@@ -63,12 +64,22 @@ class PathScorer:
         if self.ranker is None:
             return (v @ q).astype(np.float32)
         lengths = np.array([len(p) for p in paths])
-        steps = backwards = None
+        steps = backwards = projection = None
         if self.ranker.step_q is not None:
-            rels = sorted({rel for p in paths for rel, _ in p})
-            vectors = dict(zip(rels, self.vectors(rels)))
-            steps, backwards = step_arrays(paths, vectors, v.shape[1])
-        return self.ranker.scores(q, v, lengths, steps, backwards)
+            rel_row, projection = self.projection({rel for p in paths for rel, _ in p})
+            steps, backwards = step_arrays(paths, rel_row)
+        return self.ranker.scores(q, v, lengths, steps, backwards, projection)
+
+    def projection(self, rels: set[str]) -> tuple[dict[str, int], np.ndarray]:
+        """The ranker's :meth:`~.path_ranker.PathRanker.step_projection` of every relation text
+        seen so far (``rels`` included) and each text's row in it; recomputed only when a relation
+        text is new, so per question the step term is a lookup."""
+        rel_row, table = self._projection
+        if not rels <= rel_row.keys():
+            texts = sorted(rel_row.keys() | rels)
+            rel_row, table = {t: i for i, t in enumerate(texts)}, self.ranker.step_projection(self.vectors(texts))
+            self._projection = rel_row, table
+        return rel_row, table
 
 
 @dataclass(frozen=True)
