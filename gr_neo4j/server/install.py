@@ -75,6 +75,10 @@ def _install_locked(settings: Settings, progress: Progress) -> Installation:
     lock = read_lock()
     if lock_applies(settings, lock):
         return install_from_lock(settings, lock, progress)
+    progress.note(
+        f"neo4j_version {settings.neo4j_version} with Browser {NEO4J_BROWSER_VERSION} is not the locked "
+        f"{lock.neo4j_version} with {lock.browser_version}: resolving it with Maven (minutes on a cold cache)"
+    )
     return install_with_maven(settings, progress)
 
 
