@@ -20,26 +20,19 @@ at all, uncapped), and the targets.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
-import time
 
 import numpy as np
-import psutil
 
+from gr_neo4j.bench.retrieval import build_in_memory, measure_in_memory, measure_neo4j, rss_mb
 from gr_neo4j.defaults import Mode
-from gr_neo4j.metrics import percentiles
 from gr_neo4j.retrieval import RetrievalParams, Retriever
 from gr_neo4j.retrieval.batch import questions_of
 from gr_neo4j.retrieval.inmemory import InMemoryKG
 from gr_neo4j.settings import load_settings
 
 RECALL_TARGETS = {1: 0.95, 2: 0.90, 3: 0.80}
-
-
-def rss_mb() -> float:
-    return psutil.Process(os.getpid()).memory_info().rss / 2**20
 
 
 def within_hops(kg: InMemoryKG, start: list[int], hops: int) -> set[int]:
@@ -77,47 +70,20 @@ def main() -> None:
         questions = {h: questions_of(r, info.name, hops=h, limit=args.per_hop) for h in hops_list}
         rss_before = rss_mb()
 
-        neo = {}
-        for h, qs in questions.items():
-            params = RetrievalParams(mode=args.mode, hops=h)
-            t = {"embed": [], "cypher": [], "pcst": [], "total": []}
-            hits, nodes = 0, []
-            for q in qs:
-                res = r.retrieve(q.text, info.name, params=params, question_uid=q.uid)
-                for k, values in t.items():
-                    values.append(getattr(res.timings, f"{k}_ms"))
-                hits += bool(set(q.answer_keys) & {n.key for n in res.nodes})
-                nodes.append(len(res.nodes))
-            neo[h] = {"mode": str(res.mode), **{f"{k}_ms": percentiles(v) for k, v in t.items()}, "answer_recall": round(hits / len(qs), 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
+        neo = {h: measure_neo4j(r, info.name, qs, RetrievalParams(mode=args.mode, hops=h)).to_json() for h, qs in questions.items()}
         neo_rss = rss_mb()
 
-        gc.collect()
-        began = time.perf_counter()
-        kg = InMemoryKG.from_neo4j(r.conn, info.name)
-        load_s = time.perf_counter() - began
-        mem = {"load_s": round(load_s, 1), "arrays_mb": round(kg.nbytes / 2**20, 1), "rss_growth_mb": round(rss_mb() - neo_rss, 1),
-               "entities": len(kg.keys), "relationships": len(kg.heads)}
+        kg, mem_r, build = build_in_memory(r, info.name)
+        mem = build.to_json()
         index = {k: i for i, k in enumerate(kg.keys)}
-
-        # The same pipeline with the whole graph in memory as its candidate source; topic entities
-        # are given by key (the in-memory graph holds no questions), the path-text cache is shared.
-        mem_r = Retriever(settings, conn=r.conn, embedder=r.embedder, source=kg)
-        mem_r.paths = r.paths
         for h, qs in questions.items():
-            params = RetrievalParams(mode=args.mode, hops=h)
-            t = {"embed": [], "expand": [], "pcst": [], "total": []}
-            hits, nodes, ceiling = 0, [], 0
+            inmem = measure_in_memory(mem_r, info.name, qs, RetrievalParams(mode=args.mode, hops=h)).to_json()
+            del inmem["mode"]
+            ceiling = 0
             for q in qs:
-                res = mem_r.retrieve(q.text, info.name, entities=q.topic_keys, params=params)
-                for k, field in zip(t, ("embed_ms", "cypher_ms", "pcst_ms", "total_ms")):
-                    t[k].append(getattr(res.timings, field))
-                gold = set(q.answer_keys)
-                hits += bool(gold & {n.key for n in res.nodes})
-                nodes.append(len(res.nodes))
                 reach = within_hops(kg, [index[k] for k in q.topic_keys if k in index], h)
-                ceiling += bool({index[a] for a in gold if a in index} & reach)
+                ceiling += bool({index[a] for a in q.answer_keys if a in index} & reach)
             n = len(qs)
-            inmem = {**{f"{k}_ms": percentiles(v) for k, v in t.items()}, "answer_recall": round(hits / n, 4), "mean_nodes": round(float(np.mean(nodes)), 1)}
             ratio = neo[h]["total_ms"]["p50"] / inmem["total_ms"]["p50"]
             out["hops"][str(h)] = {
                 "questions": n,
