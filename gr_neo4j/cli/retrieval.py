@@ -233,7 +233,9 @@ def train_paths(
     dataset: str = typer.Option("metaqa", "--dataset", "-d", help="A knowledge-graph dataset with hop-tagged questions and answers."),
     hops: str = typer.Option(",".join(map(str, PathTraining.hops)), "--hops", help="Question hop counts to train on."),
     skip: int = typer.Option(PathTraining.skip, "--skip", help="Questions per hop count passed over first (uid order): eval-retrieval's first 300 stay unseen."),
-    limit: int = typer.Option(PathTraining.limit, "--limit", help="Questions per hop count trained on (a fifth held out for the report)."),
+    limit: int = typer.Option(
+        PathTraining.limit, "--limit", help="Questions per hop count trained on, spread over those after --skip (a fifth held out for the report).",
+    ),
     split: str | None = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
     epochs: int = typer.Option(PathTraining.epochs, "--epochs"),
     lr: float = typer.Option(PathTraining.lr, "--lr", help="Adam learning rate."),

@@ -101,14 +101,14 @@ class RetrievalParams:
 @dataclass(frozen=True)
 class PathTraining:
     """How ``train-paths`` trains a dataset's relation-path ranker (:mod:`.path_training`): on
-    ``limit`` questions per hop count after the first ``skip`` in uid order (eval-retrieval's first
-    300 stay unseen), ``epochs`` passes of Adam at ``lr``, seeded. ``deep`` of them (spread over
+    ``limit`` questions per hop count spread over those after the first ``skip`` in uid order
+    (eval-retrieval's first 300 stay unseen), ``epochs`` passes of Adam at ``lr``, seeded. ``deep`` of them (spread over
     the slice) of each hop count below the largest are walked again as deep as the largest: a
     question asked with more hops than it needs (``ask`` does not know) must still rank its own,
     shorter path first."""
 
     hops: tuple[int, ...] = (1, 2, 3)
-    skip: int = 1000
+    skip: int = 300
     limit: int = 3000
     epochs: int = 20
     lr: float = 3e-4

@@ -9,8 +9,9 @@ positives. A seeded fifth of the questions is held out, and the share of them wh
 path is a positive (top-1) is reported before (cosine only) and after training, per hop count
 (and per hop count walked deeper than it needs, see :class:`~.params.PathTraining`).
 
-Which questions: ``skip`` then ``limit`` per hop count, in uid order, so the default slice
-(1000-3999) stays disjoint from ``eval-retrieval``'s (the first 300).
+Which questions: ``limit`` per hop count, spread evenly over those after the first ``skip`` in
+uid order (MetaQA's files group questions by template, so a contiguous slice misses whole
+templates), so they stay disjoint from ``eval-retrieval``'s (the first 300).
 """
 
 from __future__ import annotations
@@ -222,7 +223,9 @@ def train_path_ranker(
         train, held, counts, examples = [], {}, {}, {}
         deepest = max(hops)
         for h in hops:
-            qs = questions_of(r, info.name, split, hops=h, limit=config.limit, skip=config.skip)
+            qs = questions_of(r, info.name, split, hops=h, skip=config.skip)
+            # Spread over all the questions after skip: uid order groups question templates.
+            qs = qs[:: max(1, len(qs) // config.limit)][: config.limit]
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
             runs = [(str(h), qs, h)]
