@@ -209,6 +209,18 @@ def test_concurrent_requests_share_one_driver_one_embedder_and_one_llm(api, monk
     assert client.get("/healthz").json()["llm_loaded"] is True
 
 
+def test_every_retriever_busy_gives_503_json_after_the_queue_timeout(api):
+    service = Service(api[0].settings, ServeConfig(concurrency=1, queue_timeout_s=0.5))
+    try:
+        with running(create_app(service)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            with service.retriever():  # the only one, held
+                r = client.post("/retrieve", json=NOLAN | {"record": False})
+            assert is_json_error(r, 503, "all 1 retrievers stayed busy") and r.headers["retry-after"] == "5"
+            assert client.post("/retrieve", json=NOLAN | {"record": False}).status_code == 200
+    finally:
+        service.close()
+
+
 def test_a_dataset_loaded_while_serving_is_found(api, tmp_path):
     service, client = api
     (tmp_path / "films.tsv").write_text("Heat\tdirected by\tMichael Mann\n")
