@@ -157,6 +157,36 @@ def test_stop_then_start_at_once_on_the_same_ports(lifecycle_settings):
         assert conn.query("RETURN 1 AS one")[0]["one"] == 1
 
 
+def test_a_start_that_fails_after_the_launch_leaves_no_server_behind(lifecycle_settings, monkeypatch):
+    # As when the launcher times out after forking the server, or Bolt never answers in time.
+    s = lifecycle_settings
+    process.stop(s)
+
+    def no_bolt(*args, **kwargs):
+        raise ServerError("Bolt did not answer")
+
+    monkeypatch.setattr(process, "_wait_for_bolt", no_bolt)
+    with pytest.raises(ServerError, match="Bolt did not answer"):
+        process.start(s)
+    layout = layout_of(s)
+    assert process.running_pid(layout) is None and not layout.pid_file.exists()
+    assert not any(is_server_of(argv, s.home) for argv in _argvs())
+    monkeypatch.undo()
+    assert process.start(s).running
+
+
+def _argvs() -> list[list[bytes]]:
+    """The command line of every process (those gone while reading are skipped)."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                out.append((p / "cmdline").read_bytes().split(b"\0"))
+            except OSError:
+                pass
+    return out
+
+
 def test_server_killed_mid_command_is_one_line(lifecycle_settings):
     """kill -9 of the server during a query: the command ends in one line (after the driver's
     retries), and the next command says at once that the server is not running."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -79,9 +80,16 @@ def start(settings: Settings, progress: Progress | None = None) -> ServerInfo:
     # A pid file left by a crash may name a live, unrelated process; the launcher would take it
     # for a running Neo4j and refuse to start.
     layout.pid_file.unlink(missing_ok=True)
-    _launch(java, installation, layout, "start")
-    layout.write_state(bolt_port=settings.bolt_port, http_port=settings.http_port, version=installation.version)
-    _wait_for_bolt(settings, layout, password)
+    try:
+        # The launcher is a JVM of its own: on two loaded cores it has taken over 60 s to return.
+        _launch(java, installation, layout, "start", timeout=180)
+        layout.write_state(bolt_port=settings.bolt_port, http_port=settings.http_port, version=installation.version)
+        _wait_for_bolt(settings, layout, password)
+    except BaseException:
+        # The server may be up although the start failed (the launcher timed out after forking
+        # it): a failed start must not leave a server behind that nothing will stop.
+        _kill(layout)
+        raise
     info = _describe(settings, layout, running_pid(layout))
     return ServerInfo(**{**info.__dict__, "start_seconds": time.monotonic() - began})
 
@@ -100,6 +108,21 @@ def stop(settings: Settings) -> bool:
     _launch(find_java(), installation, layout, "stop", timeout=180)
     layout.state_file.unlink(missing_ok=True)
     return True
+
+
+def _kill(layout: ServerLayout, grace_s: float = 30.0) -> None:
+    """Stop this home's server process, if one runs, by signal (TERM, then KILL after
+    ``grace_s``), and forget its pid and state files."""
+    pid = running_pid(layout)
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while running_pid(layout) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if running_pid(layout):
+            os.kill(pid, signal.SIGKILL)
+    layout.pid_file.unlink(missing_ok=True)
+    layout.state_file.unlink(missing_ok=True)
 
 
 def status(settings: Settings, with_counts: bool = False) -> ServerInfo:
