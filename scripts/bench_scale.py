@@ -17,13 +17,13 @@ For each scale (``--scales 1,10,30``; 1x is about 43k entities and 129k triples)
 6. stop the server and delete the directory (also on Ctrl-C or an error).
 
 Sizes that do not fit this machine's free memory or disk are reported as skipped, with the
-estimate. The embedder: ``--embedder real`` (the configured model), ``hash`` (a deterministic,
-*not semantic* stand-in: recall is then a plumbing figure) or ``auto`` (real up to
-``--real-up-to``, hash above); the real model's texts/s is measured once per run on a sample, and
-its embed time extrapolated to each size. Prints one JSON document (also ``--out``); ``--plot``
+estimate. The embedder: ``--embedder hash`` (the default: a deterministic, *not semantic*
+stand-in, the same at every size; recall is then a plumbing figure), ``real`` (the configured
+model) or ``auto`` (real up to ``--real-up-to``, hash above); the real model's texts/s is measured
+once per run on a sample (``--embedder-sample``), and its embed time extrapolated to each size. Prints one JSON document (also ``--out``); ``--plot``
 draws cost against size.
 
-    python scripts/bench_scale.py [--scales 0.01,0.1,1] [--per-hop 100] [--embedder auto] [--out F] [--plot F.png]
+    python scripts/bench_scale.py [--scales 0.01,0.1,1] [--per-hop 100] [--embedder hash] [--out F] [--plot F.png]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -46,10 +47,14 @@ from gr_neo4j.bench.metaqa_like import generate, make_questions, write_metaqa
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("paths", "reference")
-# Measured at 1x (this script, hash embedder): Neo4j's store per triple and the client's peak RSS
-# per triple during the load; used to refuse a size that would not fit before spending an hour on it.
-STORE_BYTES_PER_TRIPLE = 3000
-CLIENT_BYTES_PER_TRIPLE = 4000
+# Measured at 1x (this script, hash embedder, 2026-12): the store is 4.3 KB per triple (and up to
+# 2 GB of transaction logs), the loading client's peak RSS 3.5 KB per triple over a 0.6 GB base (the
+# loader parses everything before it writes); used to refuse a size that would not fit before
+# spending an hour on it.
+STORE_BYTES_PER_TRIPLE = 4500
+TX_LOGS_GB = 2.5
+CLIENT_BYTES_PER_TRIPLE = 3600
+CLIENT_BASE_GB = 0.6
 WARM_UP = 10  # untimed questions per mode and hop count (the last ones: the timed are all)
 
 
@@ -63,7 +68,7 @@ def memory_for(scale: float) -> tuple[str, str]:
     """(heap, page cache) for a scale: the heap holds the write batches and the vector index
     builds; the page cache the graph store (node and relationship records, range indexes)."""
     heap = "2g" if scale <= 1 else "3g" if scale <= 10 else "4g"
-    cache_mb = int(min(max(512, scale * 400), 6144))
+    cache_mb = int(min(max(512, scale * 300), 8192))  # 1x: 289 MB of page-cached store files
     return heap, f"{cache_mb}m"
 
 
@@ -74,8 +79,8 @@ def _gb(text: str) -> float:
 def fits(scale: float, triples: int, workdir: Path) -> tuple[bool, dict]:
     """Whether a size fits the free memory and disk, with the estimate."""
     heap, cache = memory_for(scale)
-    need_mem = _gb(heap) + _gb(cache) + 0.6 + triples * CLIENT_BYTES_PER_TRIPLE / 2**30
-    need_disk = triples * STORE_BYTES_PER_TRIPLE / 2**30 + 1.0
+    need_mem = _gb(heap) + _gb(cache) + CLIENT_BASE_GB + triples * CLIENT_BYTES_PER_TRIPLE / 2**30
+    need_disk = triples * STORE_BYTES_PER_TRIPLE / 2**30 + TX_LOGS_GB
     mem = psutil.virtual_memory().available / 2**30
     disk = shutil.disk_usage(workdir).free / 2**30
     estimate = {"memory_needed_gb": round(need_mem, 1), "memory_available_gb": round(mem, 1),
@@ -332,10 +337,51 @@ def plot(result: dict, path: Path) -> None:
         ax.set_xlabel("triples")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"MetaQA-like KBs at {', '.join(str(s['scale']) + 'x' for s in sizes)} ({result['machine']['cpus']} CPUs)")
+    fig.suptitle(f"MetaQA-like KBs at {', '.join(format(s['scale'], 'g') + 'x' for s in sizes)} ({result['machine']['cpus']} CPUs, shared)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
+
+
+def markdown(result: dict) -> str:
+    """The README's two tables: cost per size, and retrieval per size, mode and hop count."""
+    sizes = [s for s in result["sizes"] if "retrieval" in s]
+    lines = [
+        "| scale | entities / triples | load (write rate) | store (+ Lucene indexes) | Neo4j heap used / old-gen peak | page cache: configured / cacheable store / off-heap resident est. | client peak RSS, load | in-memory build / RSS growth | wall (load average) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in sizes:
+        ld, mem, r = s["load"], s["after_retrieval"], s["retrieval"]
+        b = r["in_memory_build"]
+        lines.append(
+            f"| {s['scale']:g}x | {ld['entities']:,} / {ld['triples']:,} | {ld['wall_s']:,.0f} s ({ld['write_triples_per_s']:,.0f} triples/s) "
+            f"| {mem['store_mb']:,.0f} MB ({mem['lucene_indexes_mb']:,.0f} MB) | {mem['heap_used_mb']:,.0f} / {mem['heap_old_gen_peak_mb']:,.0f} MB of {mem['heap_max_mb']:,.0f} "
+            f"| {mem['pagecache_configured']} / {mem['page_cached_store_mb']:,.0f} MB / {mem['pagecache_resident_estimate_mb']:,.0f} MB | {ld['client_peak_rss_mb']:,.0f} MB "
+            f"| {b['load_s']:,.1f} s / {b['rss_growth_mb']:,.0f} MB | {s['wall_s'] / 60:,.0f} min ({s['load_average_start'][0]:.1f}–{s['load_average_end'][0]:.1f}) |"
+        )
+    lines += ["", "| scale | mode | hops | Neo4j p50 / p95 | in-memory p50 / p95 | Neo4j ÷ in-memory p50 | answer recall Neo4j / in-memory | mean nodes |", "|---|---|---|---|---|---|---|---|"]
+    for s in sizes:
+        r = s["retrieval"]
+        for key, neo in r["neo4j"].items():
+            mem = r["in_memory"][key]
+            mode, hops = key.split("/")
+            lines.append(
+                f"| {s['scale']:g}x | {mode} | {hops} | {neo['total_ms']['p50']:.0f} / {neo['total_ms']['p95']:.0f} ms | {mem['total_ms']['p50']:.0f} / {mem['total_ms']['p95']:.0f} ms "
+                f"| {r['ratio_p50'][key]:.2f} | {neo['answer_recall']:.2f} / {mem['answer_recall']:.2f} | {neo['mean_nodes']:.0f} |"
+            )
+    for s in result["sizes"]:
+        if "skipped" in s:
+            lines.append(f"\n{s['scale']:g}x skipped: {s['skipped']} ({s['fit_estimate']})")
+    return "\n".join(lines) + "\n"
+
+
+def merge(runs: list[dict]) -> dict:
+    """Several runs' sizes in one document (each size keeps its own run's load averages; the
+    runs' other fields are listed under ``runs``)."""
+    if len(runs) == 1:
+        return runs[0]
+    sizes = sorted((s for r in runs for s in r["sizes"]), key=lambda s: s["scale"])
+    return {**runs[0], "sizes": sizes, "runs": [{k: v for k, v in r.items() if k != "sizes"} | {"scales": [s["scale"] for s in r["sizes"]]} for r in runs]}
 
 
 def main() -> None:
@@ -354,7 +400,8 @@ def main() -> None:
     ap.add_argument("--scales", default="0.01,0.1,1", help="comma-separated multiples of MetaQA's size")
     ap.add_argument("--per-hop", type=int, default=100, help="questions per hop count (1, 2, 3)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--embedder", choices=("auto", "real", "hash"), default="auto")
+    ap.add_argument("--embedder", choices=("auto", "real", "hash"), default="hash",
+                    help="hash: deterministic, not semantic (the same at every size); real: the configured model; auto: real up to --real-up-to")
     ap.add_argument("--real-up-to", type=float, default=1.0, help="with --embedder auto: the largest scale embedded with the real model")
     ap.add_argument("--embedder-sample", type=int, default=2000, help="names embedded to measure the real model's texts/s (0: skip)")
     ap.add_argument("--modes", default=",".join(MODES), help="retrieval modes to measure")
@@ -363,7 +410,21 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None, help="where the temporary directories go (default: the system's)")
     ap.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     ap.add_argument("--plot", type=Path, default=None, help="draw cost against size into this PNG")
+    ap.add_argument("--markdown", type=Path, default=None, help="write the README's tables here")
+    ap.add_argument("--render", type=Path, nargs="+", default=None,
+                    help="only draw --plot and --markdown (and write --out) from the JSON of earlier runs, their sizes together")
     args = ap.parse_args()
+    if args.render:
+        result = merge([json.loads(p.read_text()) for p in args.render])
+        if args.out:
+            args.out.write_text(json.dumps(result, indent=2) + "\n")
+        if args.plot:
+            plot(result, args.plot)
+        if args.markdown:
+            args.markdown.write_text(markdown(result))
+        return
+    # A terminated run cleans up as an interrupted one: servers stopped, directories removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.modes = args.modes.split(",")
     scales = [float(s) for s in args.scales.split(",")]
 
@@ -393,6 +454,8 @@ def main() -> None:
         args.out.write_text(text + "\n")
     if args.plot:
         plot(result, args.plot)
+    if args.markdown:
+        args.markdown.write_text(markdown(result))
 
 
 if __name__ == "__main__":

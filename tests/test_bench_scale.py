@@ -102,13 +102,14 @@ def test_tiny_run_against_the_test_neo4j(server, conn, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     env.update(GR_NEO4J_HOME=str(server.home), GR_NEO4J_DIST=str(server.dist_dir), GR_NEO4J_BOLT_PORT=str(server.bolt_port),
                GR_NEO4J_HTTP_PORT=str(server.http_port), GR_NEO4J_HEAP=server.heap, GR_NEO4J_PAGECACHE=server.pagecache)
-    out, png = tmp_path / "scale.json", tmp_path / "scale.png"
+    out, png, md = tmp_path / "scale.json", tmp_path / "scale.png", tmp_path / "scale.md"
     cmd = [sys.executable, str(REPO / "scripts" / "bench_scale.py"), "--scales", "0.01", "--per-hop", "6", "--embedder", "hash",
-           "--embedder-sample", "0", "--server", "configured", "--workdir", str(tmp_path), "--out", str(out), "--plot", str(png)]
+           "--embedder-sample", "0", "--server", "configured", "--workdir", str(tmp_path), "--out", str(out), "--plot", str(png), "--markdown", str(md)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert json.loads(out.read_text()) == result and png.stat().st_size > 10_000
+    assert "| 0.01x | paths | 3 |" in md.read_text()
     size = result["sizes"][0]
     assert size["load"]["triples"] == size["generated"]["triples"] and size["load"]["questions"] == 18
     assert size["embedder"].startswith("hash") and "not semantic" in size["embedder"]
