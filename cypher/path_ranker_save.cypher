@@ -2,5 +2,6 @@
 MATCH (d:Dataset {name: $dataset})
 SET d.path_ranker_weight = $weight, d.path_ranker_dimension = $dimension, d.path_ranker_bias = $bias,
     d.path_ranker_embedder = $embedder, d.path_ranker_report = $report, d.path_ranker_trained_at = datetime(),
-    d.path_ranker_step_q = $step_q, d.path_ranker_step_rel = $step_rel, d.path_ranker_length_q = $length_q
+    d.path_ranker_step_q = $step_q, d.path_ranker_step_rel = $step_rel, d.path_ranker_length_q = $length_q,
+    d.path_ranker_hops_q = $hops_q, d.path_ranker_hops_bias = $hops_bias
 RETURN d.name AS name

@@ -15,7 +15,8 @@ from gr_neo4j.cypher_store import statement
 from gr_neo4j.defaults import Seeds
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.retrieval import RetrievalParams, Retriever
-from gr_neo4j.retrieval.linking import CASE, EXACT, NORMALISED, Span, choose, lucene_phrase, match_score, spans
+from gr_neo4j.retrieval.linking import CASE, EXACT, MASK, NORMALISED, Linked, Span, choose, lucene_phrase, masked, match_score, spans
+from gr_neo4j.retrieval.params import DEFAULT_HOPS
 
 runner = CliRunner()
 
@@ -88,6 +89,17 @@ def test_choose_drops_partial_hits_and_lower_case_question_words():
     assert [x.key for x in choose("Together", [Span(0, 8, "Together", 1)], [_row(0, "Together")])] == ["Together"]
 
 
+def test_masked_replaces_each_linked_mention_by_the_mask():
+    q = "which films did Tom Hanks make with Meg Ryan"
+
+    def at(name: str) -> Linked:
+        start = q.index(name)
+        return Linked(f"metaqa||{name}", name, name, (start, start + len(name)), name, EXACT, 1)
+
+    assert masked(q, [at("Meg Ryan"), at("Tom Hanks")]) == f"which films did {MASK} make with {MASK}"
+    assert masked(q, []) == q
+
+
 # -- on the MetaQA fixture in Neo4j -------------------------------------------------------------
 
 
@@ -118,6 +130,8 @@ def test_a_question_without_brackets_links_its_person_and_film(metaqa):
     assert res.question[x.span[0] : x.span[1]] == "Ilse Varga" and x.score == EXACT and x.alternatives == ()
     assert [n.key for n in res.nodes if n.topic] == ["Ilse Varga"]
     assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in res.nodes}
+    # No hop model trained yet: the depth left to the question is the default.
+    assert res.parameters["hops"] == DEFAULT_HOPS and res.hop_probabilities == () and res.hops_line() == f"Hops: {DEFAULT_HOPS}"
     # Typed in lower case, the name still links (a case-insensitive match).
     res = metaqa.retrieve("when was glass orchard released", "metaqa")
     assert keys(res) == ["Glass Orchard"] and res.linked[0].score == CASE
@@ -240,11 +254,21 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert ranker is not None and ranker.embedder == metaqa.embedder.name
     assert ranker.weight.shape == (metaqa.embedder.dimension,) * 2 and ranker.report["skip"] == 0
     assert ranker.step_rel.shape[:2] == (2, 2) and ranker.length_q.shape == (2, metaqa.embedder.dimension)
+    assert ranker.hops_q.shape == (2, metaqa.embedder.dimension) and ranker.hops_bias.shape == (2,)
+    assert set(report["hop_accuracy"]) == {"1", "1 in 2", "2"}
     metaqa.rankers.clear()
     assert metaqa.path_scorer("metaqa").ranker is not None and metaqa.path_scorer("metaqa", learned=False).ranker is None
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(hops=1))
     assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in result.nodes}
     assert result.parameters["path_ranker"] is True
+    # Left to the question, the depth is the hop model's most likely; switched off, the default.
+    result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa")
+    p = result.hop_probabilities
+    assert len(p) == 2 and abs(sum(p) - 1) < 1e-3 and result.parameters["hops"] == 1 + max(range(2), key=p.__getitem__)
+    assert result.hops_line().startswith(f"Hops: {result.parameters['hops']}, predicted")
+    assert "hop_probabilities" in result.to_json()
+    result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(path_ranker=False))
+    assert result.hop_probabilities == () and result.parameters["hops"] == DEFAULT_HOPS
     out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--skip", "100"])
     assert out.exit_code == 1 and "no questions with hops = 1 after the first 100" in out.output
     metaqa.conn.run_autocommit("MATCH (d:Dataset {name: 'metaqa'}) REMOVE d.path_ranker_weight")

@@ -10,7 +10,7 @@ import pytest
 from gr_neo4j.retrieval.candidates import Candidates, merge
 from gr_neo4j.retrieval.modes import score, select
 from gr_neo4j.retrieval.path_ranker import PathRanker
-from gr_neo4j.retrieval.path_training import STEP_RANK, PathExample, fit, top1
+from gr_neo4j.retrieval.path_training import STEP_RANK, PathExample, fit, fit_hops, hop_accuracy, top1
 from gr_neo4j.retrieval.paths import PathScorer, complete_steps, rank_paths, select_paths, walks
 from gr_neo4j.retrieval.retriever import RetrievalParams
 
@@ -258,3 +258,19 @@ def test_answer_scores_sum_the_probability_of_every_ranked_path_that_ends_there(
     p = np.exp(20 * 0.95) / (np.exp(20 * 0.95) + np.exp(20 * 0.93))
     assert [NODES[a] for a in answers] == ["F2", "F1", "F3"]  # F2 before F1: closer to the question
     assert scores == pytest.approx([1.0, 1.0, p], abs=1e-3)
+
+
+def test_the_hop_model_learns_how_many_relations_a_question_needs():
+    # Three kinds of masked question, each near its own direction, need 1, 2 or 3 relations.
+    rng = np.random.default_rng(0)
+    centres = np.eye(3, 8, dtype=np.float32)
+    hops = np.repeat([1, 2, 3], 20)
+    x = centres[hops - 1] + 0.1 * rng.standard_normal((60, 8)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    hops_q, hops_bias = fit_hops(x, hops, 3)
+    ranker = PathRanker(np.zeros((8, 8), np.float32), np.zeros(3, np.float32), "e", hops_q=hops_q, hops_bias=hops_bias)
+    p = ranker.hop_probabilities(centres[1])
+    assert p.shape == (3,) and abs(float(p.sum()) - 1) < 1e-5 and int(np.argmax(p)) == 1
+    examples = [PathExample(v, int(h), [], np.zeros(0, bool), int(h), f"q{i}") for i, (v, h) in enumerate(zip(x, hops))]
+    assert hop_accuracy(examples, ranker, {f"q{i}": v for i, v in enumerate(x)}) == 1.0
+    assert PathRanker(np.zeros((8, 8), np.float32), np.zeros(3, np.float32), "e").hop_probabilities(centres[0]) is None

@@ -11,12 +11,16 @@ import typer
 from rich.table import Table
 
 from ..defaults import AnswerBy, Decoding, Mode
-from ..retrieval.params import MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
+from ..retrieval.params import DEFAULT_HOPS, MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
 from .common import DECODING, JSON, console, err_console, handles_errors, print_json, settings_from
 from .progress import RichProgress
 
 DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' defaults
-HOPS = typer.Option(DEFAULTS.hops, "--hops", help=f"Expansion depth around the seeds on knowledge graphs (0-{MAX_HOPS}).")
+HOPS = typer.Option(
+    DEFAULTS.hops, "--hops", show_default=False,
+    help=f"Expansion depth around the seeds on knowledge graphs (0-{MAX_HOPS}). Default: the relations the question needs, "
+    f"as the dataset's hop model (train-paths) predicts, else {DEFAULT_HOPS}.",
+)
 TOPK = typer.Option(DEFAULTS.topk, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
 TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
 COST_E = typer.Option(DEFAULTS.cost_e, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
@@ -72,7 +76,7 @@ def ask(
     dataset: str | None = DATASET,
     graph: str | None = typer.Option(None, "--graph", "-g", help="Sample id of a per-sample dataset (ExplaGraphs, scene graphs)."),
     entity: list[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable; overrides linking."),
-    hops: int = HOPS,
+    hops: int | None = HOPS,
     topk: int = TOPK,
     topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
@@ -112,9 +116,9 @@ def ask(
                 score = "" if a.score is None else f"{a.score:.2f}  "
                 console.print(f"  {score}{a.line()}", highlight=False, markup=False)
         console.print(f"[dim]by {out.answered_by} in {out.answer_ms:.0f} ms[/]")
-    seeds = out.retrieval.seeds_line()
-    if seeds:
-        console.print(seeds, highlight=False, markup=False)
+    for line in (out.retrieval.seeds_line(), out.retrieval.hops_line()):
+        if line:
+            console.print(line, highlight=False, markup=False)
     console.print(subgraph_table(out.retrieval))
     t = out.retrieval.timings
     console.print(f"[dim]retrieval {t.total_ms:.0f} ms (embed {t.embed_ms:.0f}, cypher {t.cypher_ms:.0f}, pcst {t.pcst_ms:.0f})[/]")
@@ -153,7 +157,7 @@ def retrieve(
     dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset whose questions to retrieve for."),
     split: str = typer.Option(..., "--split", "-s", help="Question split (e.g. train, val, test, dev)."),
     out: Path = typer.Option(..., "--out", "-o", help="Samples file to write (read by `gr-neo4j train`)."),
-    hops: int = HOPS,
+    hops: int | None = HOPS,
     topk: int = TOPK,
     topk_e: int | None = TOPK_E,
     cost_e: float = COST_E,
@@ -177,7 +181,7 @@ def retrieve(
 
 def eval_retrieval(
     dataset: str = typer.Option("metaqa", "--dataset", "-d", help="A knowledge-graph dataset with hop-tagged questions."),
-    hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to evaluate (expansion depth = hop count)."),
+    hops: str = typer.Option("1,2,3", "--hops", help="Question hop counts to evaluate (expansion depth = hop count, unless --predict-hops)."),
     limit: int | None = typer.Option(300, "--limit", help="Questions per hop count."),
     split: str | None = typer.Option(None, "--split", help="Only questions of this split (default: all)."),
     modes: list[Mode] = typer.Option(list(Mode), "--mode", help="Modes to compare (repeatable; default: all)."),
@@ -192,6 +196,9 @@ def eval_retrieval(
     answer_cap: int = ANSWER_CAP,
     path_ranker: bool = PATH_RANKER,
     ceilings: bool = typer.Option(True, "--ceilings/--no-ceilings", help="Also compute the all-answers ceilings along one relation path (one more read per question)."),
+    predict_hops: bool = typer.Option(
+        False, "--predict-hops", help="Walk as deep as the hop model predicts for each question (as ask does) instead of its hop count.",
+    ),
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
     as_json: bool = JSON,
 ) -> None:
@@ -212,7 +219,7 @@ def eval_retrieval(
     params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap, path_ranker=path_ranker)
     report = evaluate_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
-        ceilings=ceilings,
+        ceilings=ceilings, predict_hops=predict_hops,
     )
     if json_out:
         json_out.write_text(json.dumps(report, indent=2))
@@ -222,6 +229,9 @@ def eval_retrieval(
         print_json(report)
         return
     asked = "topic entities given (oracle)" if oracle_topic else "questions as typed, topic entities linked"
+    if predict_hops:
+        right = ", ".join(f"{h}-hop {fig['depth_right']:.3f}" for h, fig in report["hops"].items())
+        asked += f", depth predicted (right for {right})"
     _print_table(f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", REPORT_COLUMNS, report_rows(report), left=("mode",))
     _print_table("Entity linking against the stored topic entities", LINKING_COLUMNS, linking_rows(report))
     _print_table("Ceilings: share of questions whose gold answers a retriever can reach", CEILING_COLUMNS, ceiling_rows(report))

@@ -59,10 +59,14 @@ def evaluate_retrieval(
     progress: Progress | None = None,
     retriever: Retriever | None = None,
     ceilings: bool = True,
+    predict_hops: bool = False,
 ) -> dict:
     """Figures per hop count and mode (see module doc), as a JSON-ready dict. ``params`` (its
     ``hops`` is replaced by each hop count) overrides ``topk``, ``topk_e`` and ``cost_e``;
-    ``ceilings``: also the all-answers path ceilings (:mod:`.ceiling`, one more read per question)."""
+    ``ceilings``: also the all-answers path ceilings (:mod:`.ceiling`, one more read per question);
+    ``predict_hops``: walk as deep as the dataset's hop model predicts for each question, as
+    ``ask`` does by default, instead of its tagged hop count (the report adds the share predicted
+    right)."""
     modes = tuple(Mode(m) for m in modes)
     if not modes:
         raise RetrievalError("no retrieval mode to evaluate")
@@ -75,14 +79,15 @@ def evaluate_retrieval(
         base = params or RetrievalParams(topk=topk, topk_e=topk_e, cost_e=cost_e)
         report = {
             "dataset": info.name, "embedder": r.embedder.name, "limit": limit, "split": split,
-            "questions": "oracle topic" if oracle_topic else "as typed", "parameters": base.to_json(), "hops": {},
+            "questions": "oracle topic" if oracle_topic else "as typed", "parameters": base.to_json(),
+            "depth": "predicted" if predict_hops else "hop count", "hops": {},
         }
         for h in hops:
             qs = questions_of(r, info.name, split, hops=h, limit=limit)
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}")
-            p = replace(base, hops=h)
-            fig = evaluate_hop(r, info, qs, p, tokenizer, progress or NO_PROGRESS, oracle_topic, modes)
+            p = replace(base, hops=None if predict_hops else h)
+            fig = evaluate_hop(r, info, qs, p, tokenizer, progress or NO_PROGRESS, oracle_topic, modes, h)
             fig["path_ceiling"] = path_ceiling(r.conn, [q.uid for q in qs], h).to_json() if ceilings else None
             report["hops"][str(h)] = fig
         return report
@@ -100,14 +105,18 @@ def evaluate_hop(
     progress: Progress,
     oracle_topic: bool = False,
     modes: Sequence[Mode] = EVAL_MODES,
+    hops: int | None = None,
 ) -> dict:
-    """Figures of one hop count: every question fetched once, every mode chosen from it."""
+    """Figures of one hop count (``hops``, default ``params.hops``): every question fetched once,
+    every mode chosen from it."""
+    hops = params.hops if hops is None else hops
     stage = {"embed": [], "link": [], "cypher": [], "candidate_nodes": []}
     per_mode = {m: {"any": 0, "all": 0, "hit1": 0, "f1": 0.0, "answered": 0, "nodes": [], "edges": [], "tokens": [], "complete_ms": [], "select_ms": [],
                     "total_ms": []} for m in modes}
     link = {"true": 0, "linked": 0, "gold": 0, "found": 0, "none": 0}
     ceiling = 0
-    with progress.phase(f"{params.hops}-hop questions", total=len(qs), unit="questions") as advance:
+    depth_right = []
+    with progress.phase(f"{hops}-hop questions", total=len(qs), unit="questions") as advance:
         for q in qs:
             if oracle_topic:
                 f = r.fetch(q.text, info.name, params=params, question_uid=q.uid)
@@ -119,6 +128,8 @@ def evaluate_hop(
                 link["gold"] += len(gold_topics)
                 link["found"] += gold_topics <= linked
                 link["none"] += not linked
+            if params.hops is None:
+                depth_right.append(f.params.hops == hops)
             gold = set(q.answer_keys) or set(q.answers)
             ceiling += bool(gold & set(f.candidates.node_keys))
             stage["embed"].append(f.embed_ms)
@@ -157,6 +168,8 @@ def evaluate_hop(
             "recall": round(link["true"] / max(link["gold"], 1), 4),
             "nothing_linked": round(link["none"] / n, 4),
         },
+        # with the depth predicted: the share of questions walked exactly as deep as their hop count
+        "depth_right": round(float(np.mean(depth_right)), 4) if depth_right else None,
         "modes": {},
     }
     for m, fig in per_mode.items():

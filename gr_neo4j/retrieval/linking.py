@@ -22,6 +22,7 @@ falls back to vector seeds.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import neo4j
@@ -86,6 +87,20 @@ class Linked:
 def unbracketed(question: str) -> str:
     """``question`` as a person would type it: MetaQA's ``[topic entity]`` brackets removed."""
     return question.replace("[", "").replace("]", "")
+
+
+MASK = "NAME"  # what a named entity becomes in the hop model's view of a question
+
+
+def masked(question: str, linked: Sequence[Linked]) -> str:
+    """``question`` with each linked mention replaced by :data:`MASK`: what is asked, not about
+    whom ("what movies did NAME act in"), as the hop model reads it."""
+    out, end = [], 0
+    for x in sorted(linked, key=lambda x: x.span):
+        if x.span[0] >= end:
+            out += [question[end : x.span[0]], MASK]
+            end = x.span[1]
+    return "".join(out + [question[end:]])
 
 
 def normalise(text: str) -> str:

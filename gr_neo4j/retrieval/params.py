@@ -39,13 +39,18 @@ SCENE_GRAPH_DATASETS = ("gqa", "scene_graphs")
 WHOLE_GRAPH_DATASETS = ("explagraphs",)
 
 
+DEFAULT_HOPS = 2  # the depth when a dataset has no hop model to predict it
+
+
 @dataclass(frozen=True)
 class RetrievalParams:
     """Knobs of one retrieval; None means the default for the dataset.
 
     mode: see :mod:`gr_neo4j.retrieval.modes` (default: ``paths`` on knowledge graphs, ``whole``
         on ExplaGraphs, ``reference`` on other per-sample graphs).
-    hops: expansion depth around the seeds on knowledge graphs (0..3).
+    hops: expansion depth around the seeds on knowledge graphs (0..3); None: the relations the
+        question needs, as the dataset's hop model predicts them (``train-paths``), else
+        ``DEFAULT_HOPS``.
     topk, topk_e, cost_e: G-Retriever's PCST parameters (3, 5 or 3 on scene graphs, 0.5).
     max_paths, node_budget: the ``paths`` mode keeps the ends of the ``max_paths`` relation paths
         most similar to the question, ``node_budget`` nodes of them.
@@ -60,7 +65,7 @@ class RetrievalParams:
     """
 
     mode: Mode | None = None
-    hops: int = 2
+    hops: int | None = None
     topk: int = 3
     topk_e: int | None = None
     cost_e: float = 0.5
@@ -82,7 +87,7 @@ class RetrievalParams:
     def resolved(self, dataset: str, kind: str) -> RetrievalParams:
         """These parameters with every None replaced by the dataset's default, checked."""
         mode = self.mode or default_mode(dataset, kind)
-        if not 0 <= self.hops <= MAX_HOPS:
+        if self.hops is not None and not 0 <= self.hops <= MAX_HOPS:
             raise RetrievalError(f"--hops must be between 0 and {MAX_HOPS}, got {self.hops}")
         if self.topk < 0 or (self.topk_e is not None and self.topk_e < 0) or self.cost_e < 0:
             raise RetrievalError("topk, topk_e and cost_e must not be negative")

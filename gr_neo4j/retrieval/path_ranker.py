@@ -15,7 +15,12 @@ and B ``[H, 2, D, K]`` (low rank K) see which relation comes where and in which 
 pooled sentence vector blurs ("films starring the director's actors" against "directors of the
 actors' films"); U ``[H, D]`` lets the question choose the path length ("who directed X" is one
 relation even when longer paths read alike). W, B and U start at zero, so an untrained ranker is
-the cosine. It is stored on the dataset's ``Dataset`` node (it travels with the database and goes
+the cosine.
+
+It also carries a hop model: a softmax over 1..H relations of ``V m + c`` (V ``[H, D]``, c
+``[H]``), m the vector of the question with the entities it names masked ("what movies did NAME
+act in"), so that ``--hops`` can be left to the question: asked two deep, "what movies did X
+direct" otherwise finds the films of X's co-directors too. It is stored on the dataset's ``Dataset`` node (it travels with the database and goes
 with ``drop``) and used by every client that retrieves from that dataset; retrieval can switch it off.
 """
 
@@ -38,7 +43,8 @@ class PathRanker:
     """``weight`` ``[D, D]``, ``bias`` ``[H]`` (paths of 1..H relations; longer ones use the last),
     ``embedder``: the model the vectors come from; ``report``: how it was trained and what it scored.
     ``step_q`` ``[D, K]``, ``step_rel`` ``[H, 2, D, K]`` and ``length_q`` ``[H, D]``: the step and
-    length terms (None: absent, as in rankers stored before they existed)."""
+    length terms; ``hops_q`` ``[H, D]`` and ``hops_bias`` ``[H]``: the hop model (None: absent, as
+    in rankers stored before they existed)."""
 
     weight: np.ndarray
     bias: np.ndarray
@@ -47,6 +53,18 @@ class PathRanker:
     step_q: np.ndarray | None = None
     step_rel: np.ndarray | None = None
     length_q: np.ndarray | None = None
+    hops_q: np.ndarray | None = None
+    hops_bias: np.ndarray | None = None
+
+    def hop_probabilities(self, masked_q: np.ndarray) -> np.ndarray | None:
+        """``[H]`` the probability that the question (``masked_q`` ``[D]``: its vector with the
+        entities it names masked, see :func:`~.linking.masked`) needs 1..H relations; None without
+        a hop model."""
+        if self.hops_q is None:
+            return None
+        logits = self.hops_q @ np.asarray(masked_q, dtype=np.float32) + self.hops_bias
+        e = np.exp(logits - logits.max())
+        return (e / e.sum()).astype(np.float32)
 
     def step_projection(self, rel_vectors: np.ndarray) -> np.ndarray | None:
         """``[H, 2, R, K]`` B[i, d]^T r of each relation vector ``rel_vectors`` ``[R, D]`` at each
@@ -94,6 +112,8 @@ class PathRanker:
             "step_q": flat(self.step_q),
             "step_rel": flat(self.step_rel),
             "length_q": flat(self.length_q),
+            "hops_q": flat(self.hops_q),
+            "hops_bias": flat(self.hops_bias),
         }
 
     @classmethod
@@ -108,9 +128,13 @@ class PathRanker:
             step_rel = np.asarray(rec["step_rel"], dtype=np.float32).reshape(len(bias), 2, d, step_q.shape[1])
         if rec["length_q"] is not None:
             length_q = np.asarray(rec["length_q"], dtype=np.float32).reshape(len(bias), d)
+        hops_q = hops_bias = None
+        if rec["hops_q"] is not None:
+            hops_bias = np.asarray(rec["hops_bias"], dtype=np.float32)
+            hops_q = np.asarray(rec["hops_q"], dtype=np.float32).reshape(len(hops_bias), d)
         return cls(
             np.asarray(rec["weight"], dtype=np.float32).reshape(d, d), bias, rec["embedder"], json.loads(rec["report"] or "{}"),
-            step_q, step_rel, length_q,
+            step_q, step_rel, length_q, hops_q, hops_bias,
         )
 
 

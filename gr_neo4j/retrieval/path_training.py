@@ -25,7 +25,7 @@ import numpy as np
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
-from .linking import unbracketed
+from .linking import masked, unbracketed
 from .modes import path_roots
 from .params import PathTraining, RetrievalError, RetrievalParams
 from .path_ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
@@ -39,12 +39,15 @@ STEP_RANK = 32  # K of the step term: 9 relations x 2 directions x 3 places need
 @dataclass(frozen=True)
 class PathExample:
     """One question's relation ``paths`` ``[P]`` (each its (relation text, backwards) steps) and
-    which are ``positive`` ``[P]`` bool; ``q`` ``[D]`` the question vector."""
+    which are ``positive`` ``[P]`` bool; ``q`` ``[D]`` the question vector; ``hops``: how deep
+    it was walked."""
 
     q: np.ndarray
     hops: int
     paths: list[tuple[Step, ...]]
     positive: np.ndarray
+    asked: int = 0  # the hop count the question is tagged with (0: unknown)
+    masked: str = ""  # the question with the entities it names masked (:func:`~.linking.masked`)
 
     @property
     def texts(self) -> list[str]:
@@ -58,7 +61,8 @@ class PathExample:
 @dataclass(frozen=True)
 class PathRankerReport:
     """What ``train_path_ranker`` did: questions used per hop count (with a positive path), the
-    held-out top-1 before and after training per hop count, and the seconds it took."""
+    held-out top-1 before and after training per hop count, the hop model's held-out accuracy per
+    hop count, and the seconds it took."""
 
     dataset: str
     questions: dict[str, int]
@@ -66,6 +70,7 @@ class PathRankerReport:
     held_out: dict[str, int]
     top1_cosine: dict[str, float]
     top1_trained: dict[str, float]
+    hop_accuracy: dict[str, float]
     seconds: float
     saved: bool
 
@@ -112,7 +117,7 @@ def examples_of(
             own = np.array([len(p) == hops for p in paths])
             if own.any() and f1[own].max() > 0:
                 f1 = np.where(own, f1, -1.0)
-            ex = PathExample(f.scored.q, params.hops, paths, f1 == f1.max())
+            ex = PathExample(f.scored.q, params.hops, paths, f1 == f1.max(), hops or 0, masked(f.question, f.linked))
             r.paths.vectors(ex.texts + list(c.rel_texts))  # embedded once, kept in the retriever's cache
             out.append(ex)
     return out
@@ -199,6 +204,34 @@ def fit(
     return PathRanker(out(weight), out(bias), embedder, step_q=out(step_q), step_rel=out(step_w), length_q=out(length_q))
 
 
+def fit_hops(masked_q: np.ndarray, hops: np.ndarray, max_hops: int, epochs: int = 300, lr: float = 0.05, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The hop model (:meth:`~.path_ranker.PathRanker.hop_probabilities`): ``[H, D]`` weights and
+    ``[H]`` biases of a softmax regression from masked question vectors ``masked_q`` ``[N, D]`` to
+    their hop counts ``hops`` ``[N]`` (1..H), full-batch Adam with a little weight decay."""
+    import torch
+
+    torch.manual_seed(seed)
+    x = torch.from_numpy(np.asarray(masked_q, dtype=np.float32))
+    y = torch.from_numpy(np.clip(np.asarray(hops, dtype=np.int64), 1, max_hops) - 1)
+    weight = torch.zeros(max_hops, x.shape[1], requires_grad=True)
+    bias = torch.zeros(max_hops, requires_grad=True)
+    opt = torch.optim.Adam([weight, bias], lr=lr, weight_decay=1e-4)
+    for _ in range(epochs):
+        loss = torch.nn.functional.cross_entropy(x @ weight.T + bias, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return weight.detach().numpy().copy(), bias.detach().numpy().copy()
+
+
+def hop_accuracy(examples: Sequence[PathExample], ranker: PathRanker, vectors: dict[str, np.ndarray]) -> float:
+    """Share of ``examples`` whose hop count the ranker's hop model predicts (``vectors`` holds
+    their masked questions)."""
+    if not examples:
+        return 0.0
+    return sum(int(np.argmax(ranker.hop_probabilities(vectors[ex.masked]))) + 1 == ex.asked for ex in examples) / len(examples)
+
+
 def train_path_ranker(
     settings: Settings,
     dataset: str,
@@ -244,6 +277,11 @@ def train_path_ranker(
             raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to train on")
         vectors = r.paths.cache
         ranker = fit(train, vectors, r.embedder.name, max(hops), config.epochs, config.lr, seed=config.seed)
+        # The hop model learns from each question once, as asked (not the copies walked deeper).
+        own = [ex for ex in train if ex.hops == ex.asked]
+        r.paths.vectors([ex.masked for ex in train + [ex for v in held.values() for ex in v]])
+        hops_q, hops_bias = fit_hops(np.stack([vectors[ex.masked] for ex in own]), np.array([ex.asked for ex in own]), max(hops), seed=config.seed)
+        ranker = replace(ranker, hops_q=hops_q, hops_bias=hops_bias)
         report = PathRankerReport(
             dataset=info.name,
             questions=counts,
@@ -251,6 +289,7 @@ def train_path_ranker(
             held_out={h: len(v) for h, v in held.items()},
             top1_cosine={h: round(top1(v, None, vectors), 4) for h, v in held.items()},
             top1_trained={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},
+            hop_accuracy={h: round(hop_accuracy(v, ranker, vectors), 4) for h, v in held.items()},
             seconds=round(time.perf_counter() - began, 1),
             saved=save,
         )

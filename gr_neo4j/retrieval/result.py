@@ -77,6 +77,7 @@ class RetrievalResult:
     retrieval_id: str | None = field(default=None, compare=False)
     graph_answers: tuple[int, ...] = ()  # indices into ``nodes``: what the selection itself answers, best first
     graph_answer_scores: tuple[float, ...] = ()
+    hop_probabilities: tuple[float, ...] = ()  # when the depth was predicted: P(1..H relations)
 
     def to_json(self) -> dict:
         """Everything but the tensors, as JSON-ready values."""
@@ -93,10 +94,21 @@ class RetrievalResult:
             "candidates": {"nodes": self.candidates[0], "edges": self.candidates[1]},
             "seeds": self.seeds,
             "linked": [asdict(x) for x in self.linked],
+            "hop_probabilities": list(self.hop_probabilities),
             "retrieval_id": self.retrieval_id,
             "graph_answers": [{"key": self.nodes[i].key, "text": self.nodes[i].text, "score": x}
                               for i, x in zip(self.graph_answers, self.graph_answer_scores)],
         }
+
+    def hops_line(self) -> str | None:
+        """How deep the retrieval walked and why, for people: predicted (with its probability) or
+        given; None on per-sample graphs."""
+        if self.seeds is None:
+            return None
+        hops = self.parameters.get("hops")
+        if self.hop_probabilities:
+            return f"Hops: {hops}, predicted from the question ({self.hop_probabilities[hops - 1]:.2f})"
+        return f"Hops: {hops}"
 
     def seeds_line(self) -> str | None:
         """One line saying where the topic entities came from, for people (None on per-sample graphs).

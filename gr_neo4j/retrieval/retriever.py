@@ -44,9 +44,9 @@ from .candidates import (
     RelationVocab,
     merge,
 )
-from .linking import Linked, link
+from .linking import Linked, link, masked
 from .modes import Scored, Selection, path_roots, score, selector
-from .params import RetrievalError, RetrievalParams
+from .params import DEFAULT_HOPS, RetrievalError, RetrievalParams
 from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
 from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
@@ -73,6 +73,7 @@ class Fetched:
     seeds: Seeds | None = None
     linked: tuple[Linked, ...] = ()
     link_ms: float = 0.0
+    hop_probabilities: tuple[float, ...] = ()
 
 
 class Retriever:
@@ -218,6 +219,10 @@ class Retriever:
         if info.kind == "knowledge-graph" and not entities and question_uid is None and params.link:
             linked = tuple(self.link(question, info.name))
         linked_at = time.perf_counter()
+        hop_p: tuple[float, ...] = ()
+        if params.hops is None:
+            hop_p = self.hop_probabilities(info, question, linked, q, params.path_ranker)
+            params = replace(params, hops=int(np.argmax(hop_p)) + 1 if hop_p else DEFAULT_HOPS)
         topic_keys = tuple(entities) or tuple(x.key for x in linked)
         query = CandidateQuery(info, q, params.hops, params.limits, graph, topic_keys, question_uid)
         c = self.source.fetch(query)
@@ -236,7 +241,21 @@ class Retriever:
         return Fetched(
             question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched),
             seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=ms * (linked_at - embedded),
+            hop_probabilities=hop_p,
         )
+
+    def hop_probabilities(self, info: DatasetInfo, question: str, linked: Sequence[Linked], q: np.ndarray, learned: bool = True) -> tuple[float, ...]:
+        """How likely ``question`` needs 1..H relations, by the hop model of ``info``'s path
+        ranker (read with the entities it names masked); () without one (not a knowledge graph,
+        no trained ranker, or ``learned`` off)."""
+        if info.kind != "knowledge-graph":
+            return ()
+        ranker = self.path_scorer(info.name, learned).ranker
+        if ranker is None or ranker.hops_q is None:
+            return ()
+        text = masked(question, linked)
+        m = q if text == question else self.paths.vectors([text])[0]
+        return tuple(round(float(x), 4) for x in ranker.hop_probabilities(m))
 
     def choose(self, f: Fetched, mode: Mode | str | None = None, data: bool = True) -> RetrievalResult:
         """Stages 3-4: select under ``mode`` (default: ``f.params.mode``) and build the result.
@@ -263,7 +282,7 @@ class Retriever:
             total_ms=f.embed_ms + f.fetch_ms + f.score_ms + ms * (done - began),
             complete_ms=complete_ms,
         )
-        return replace(result, timings=timings, seeds=f.seeds, linked=f.linked)
+        return replace(result, timings=timings, seeds=f.seeds, linked=f.linked, hop_probabilities=f.hop_probabilities)
 
     def complete(self, f: Fetched, params: RetrievalParams, scorer: PathScorer) -> tuple[Candidates, Scored, float]:
         """Stage 3a, ``paths`` mode with an answer cap: when the candidate caps may have cut the
