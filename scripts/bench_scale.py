@@ -55,6 +55,7 @@ STORE_BYTES_PER_TRIPLE = 4500
 TX_LOGS_GB = 2.5
 CLIENT_BYTES_PER_TRIPLE = 3600
 CLIENT_BASE_GB = 0.6
+LOAD_ATTEMPTS = 2  # a load that fails (e.g. a transient Neo4j error under heavy load) is resumed once
 WARM_UP = 10  # untimed questions per mode and hop count (the last ones: the timed are all)
 
 
@@ -222,12 +223,35 @@ def child_embedder_rate(sample_file: Path) -> dict:
 
 # -- the orchestration ----------------------------------------------------------------------------
 
+class ChildFailed(RuntimeError):
+    """A child ended without its result; the message is its one-line error."""
+
+
 def run_child(args: list[str], env: dict) -> dict:
     """This script as a child (its own memory); its JSON from stdout. Bars go to stderr."""
     done = subprocess.run([sys.executable, __file__, *args], env=env, stdout=subprocess.PIPE, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"child {args[0]} failed with exit status {done.returncode}")
-    return json.loads(done.stdout)
+    try:
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        result = {"error": f"exit status {done.returncode}, no result"}
+    if done.returncode != 0 or "error" in result:
+        raise ChildFailed(f"{args[0].lstrip('_')}: {result.get('error')}")
+    return result
+
+
+def load_resuming(data: Path, kind: str, env: dict) -> dict:
+    """The load child, run again after a failure (a load resumes where it stopped) up to
+    LOAD_ATTEMPTS times; the failed attempts are kept in the result with their wall time."""
+    failed = []
+    for _ in range(LOAD_ATTEMPTS):
+        began = time.perf_counter()
+        try:
+            result = run_child(["_load", str(data), kind], env)
+        except ChildFailed as exc:
+            failed.append({"error": str(exc), "wall_s": round(time.perf_counter() - began, 1)})
+            continue
+        return {**result, "failed_attempts": failed, "wall_s_all_attempts": round(result["wall_s"] + sum(f["wall_s"] for f in failed), 1)}
+    raise ChildFailed(f"load failed {LOAD_ATTEMPTS} times; last: {failed[-1]['error']}")
 
 
 def child_env(settings, own: bool) -> dict:
@@ -283,7 +307,7 @@ def one_size(scale: float, args, workdir: Path, real_rate: float | None) -> dict
         settings = load_settings()
     env = child_env(settings, args.server == "own")
     try:
-        out["load"] = run_child(["_load", str(data), kind], env)
+        out["load"] = load_resuming(data, kind, env)
         with connect(settings) as conn:
             out["after_load"] = server_memory(settings, conn).to_json()
         out["retrieval"] = run_child(["_retrieve", str(args.per_hop), kind, ",".join(args.modes)], env)
@@ -293,10 +317,38 @@ def one_size(scale: float, args, workdir: Path, real_rate: float | None) -> dict
                 drop_from(conn, "metaqa")
     finally:
         if args.server == "own":
-            process.stop(settings)
+            out["server_stop"] = stop_server(settings)
     out["wall_s"] = round(time.perf_counter() - began, 1)
     out["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     return out
+
+
+def stop_server(settings, wait_s: float = 180.0) -> str:
+    """Stop this size's own server before its directory is removed: Neo4j's own stop, and when
+    that fails (under heavy load it can outlast the launcher's wait) SIGTERM, then SIGKILL, to the
+    pid this home recorded. Returns how it ended."""
+    from gr_neo4j.errors import ServerError
+    from gr_neo4j.server import process
+    from gr_neo4j.server.layout import layout_of
+    from gr_neo4j.server.pid import running_pid
+
+    try:
+        process.stop(settings)
+        return "stopped"
+    except ServerError as exc:
+        print(f"neo4j stop failed ({exc}); terminating it", file=sys.stderr)
+    pid = running_pid(layout_of(settings))
+    if not pid:
+        return "stopped after a failed stop command"
+    proc = psutil.Process(pid)
+    proc.terminate()
+    try:
+        proc.wait(wait_s)
+        return "terminated (SIGTERM) after a failed stop command"
+    except psutil.TimeoutExpired:
+        proc.kill()
+        proc.wait(30)
+        return "killed (SIGKILL) after a failed stop command"
 
 
 def measure_real_rate(args, workdir: Path) -> dict:
@@ -370,6 +422,8 @@ def markdown(result: dict) -> str:
                 f"| {r['ratio_p50'][key]:.2f} | {neo['answer_recall']:.2f} / {mem['answer_recall']:.2f} | {neo['mean_nodes']:.0f} |"
             )
     for s in result["sizes"]:
+        if "error" in s:
+            lines.append(f"\n{s['scale']:g}x failed: {s['error']}")
         if "skipped" in s:
             lines.append(f"\n{s['scale']:g}x skipped: {s['skipped']} ({s['fit_estimate']})")
     return "\n".join(lines) + "\n"
@@ -387,12 +441,19 @@ def merge(runs: list[dict]) -> dict:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1].startswith("_"):
         which, rest = sys.argv[1], sys.argv[2:]
-        if which == "_load":
-            result = child_load(Path(rest[0]), rest[1])
-        elif which == "_retrieve":
-            result = child_retrieve(int(rest[0]), rest[1], rest[2].split(","))
-        else:
-            result = child_embedder_rate(Path(rest[0]))
+        try:
+            if which == "_load":
+                result = child_load(Path(rest[0]), rest[1])
+            elif which == "_retrieve":
+                result = child_retrieve(int(rest[0]), rest[1], rest[2].split(","))
+            else:
+                result = child_embedder_rate(Path(rest[0]))
+        except Exception as exc:  # noqa: BLE001 -- any failure: one line for the parent, the traceback on stderr
+            import traceback
+
+            traceback.print_exc()
+            print(json.dumps({"error": f"{type(exc).__name__}: {str(exc)[:500]}"}))
+            sys.exit(1)
         print(json.dumps(result))
         return
 
@@ -443,6 +504,8 @@ def main() -> None:
             workdir.mkdir()
             try:
                 result["sizes"].append(one_size(scale, args, workdir, real and real["texts_per_s"]))
+            except ChildFailed as exc:  # reported, and the next size still runs
+                result["sizes"].append({"scale": scale, "error": str(exc), "load_average_end": [round(x, 2) for x in os.getloadavg()]})
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
             print(json.dumps(result["sizes"][-1]), file=sys.stderr)

@@ -4,6 +4,7 @@ degree skew) and a tiny end-to-end run of the script against the test Neo4j."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import sys
 from collections import defaultdict
 
 import numpy as np
+import pytest
 from conftest import REPO
 from gr_neo4j.loaders import metaqa
 
@@ -122,3 +124,11 @@ def test_tiny_run_against_the_test_neo4j(server, conn, tmp_path):
     assert size["after_load"]["heap_max_mb"] > 0 and size["after_load"]["store_mb"] > 0
     assert conn.query("MATCH (n) RETURN count(n) AS n")[0]["n"] == 0  # the script dropped what it loaded
     assert list(tmp_path.glob("bench-scale-*")) == []  # and removed its directory
+
+
+def test_a_failing_child_is_one_line_in_the_parent(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_scale", REPO / "scripts" / "bench_scale.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    with pytest.raises(bench.ChildFailed, match=r"^embedder: FileNotFoundError: .*missing\.txt"):
+        bench.run_child(["_embedder", str(tmp_path / "missing.txt")], dict(os.environ))
