@@ -144,6 +144,8 @@ def test_bad_input_gets_one_json_error_line_and_a_4xx_status(api):
         (post("/ask", json={"question": "who?", "hops": 9}), 422, "hops: Input should be less than or equal to 3"),
         (post("/ask", json={"question": "who?", "hop": 1}), 422, "hop: Extra inputs are not permitted"),
         (post("/ask", json={"dataset": "metaqa"}), 422, "question: Field required"),
+        (post("/ask", content=b'{"question": "who \\ud800?"}', headers={"content-type": "application/json"}), 422, "question: Input should be a valid string"),
+        (post("/ask", content=b'{"question": "who?", "entity": ["\\ud800"]}', headers={"content-type": "application/json"}), 422, "entity: not valid Unicode"),
         (post("/ask", json=["who?"]), 422, "Input should be a valid dictionary"),
         (post("/retrieve", json={"question": "who?", "answer_by": "llm"}), 422, "answer_by: Extra inputs are not permitted"),
         (post("/ask", json={"question": "who?", "answer_by": "oracle"}), 422, "answer_by: Input should be 'auto', 'graph' or 'llm'"),

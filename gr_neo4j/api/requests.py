@@ -15,6 +15,16 @@ from .config import MAX_ENTITIES, MAX_QUESTION_CHARS
 DEFAULTS = RetrievalParams  # the dataclass's field defaults are the requests' defaults, as the CLI's
 
 
+def _utf8(text: str) -> str:
+    """JSON may carry a lone surrogate ("\\ud800"), which no UTF-8 encoder (the tokenizer, the driver)
+    accepts: refuse it here rather than fail later with a 500."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("not valid Unicode text (a lone surrogate)") from None
+    return text
+
+
 class RetrieveRequest(BaseModel):
     """One question and how to retrieve its subgraph."""
 
@@ -24,7 +34,7 @@ class RetrieveRequest(BaseModel):
     dataset: str | None = Field(None, max_length=200, description="Dataset name (default: the only one loaded).")
     graph: str | None = Field(None, max_length=200, description="Sample id of a per-sample dataset (ExplaGraphs, scene graphs).")
     entity: list[str] = Field([], max_length=MAX_ENTITIES, description="Topic entities (exact keys); overrides linking.")
-    hops: int = Field(DEFAULTS.hops, ge=0, le=MAX_HOPS, description="Expansion depth around the seeds on knowledge graphs.")
+    hops: int | None = Field(DEFAULTS.hops, ge=0, le=MAX_HOPS, description="Expansion depth around the seeds on knowledge graphs (default: as `ask`).")
     topk: int = Field(DEFAULTS.topk, ge=0, le=100, description="Nodes that get a PCST prize.")
     topk_e: int | None = Field(None, ge=0, le=100, description="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
     cost_e: float = Field(DEFAULTS.cost_e, ge=0, description="PCST edge cost.")
@@ -41,14 +51,19 @@ class RetrieveRequest(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("the question is empty")
-        return value
+        return _utf8(value)
 
     @field_validator("entity")
     @classmethod
     def _entities(cls, value: list[str]) -> list[str]:
         if any(not e.strip() or len(e) > MAX_QUESTION_CHARS for e in value):
             raise ValueError(f"each entity must be non-blank text of at most {MAX_QUESTION_CHARS} characters")
-        return value
+        return [_utf8(e) for e in value]
+
+    @field_validator("dataset", "graph")
+    @classmethod
+    def _names(cls, value: str | None) -> str | None:
+        return None if value is None else _utf8(value)
 
     def params(self) -> RetrievalParams:
         return RetrievalParams(
