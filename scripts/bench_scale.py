@@ -55,6 +55,7 @@ STORE_BYTES_PER_TRIPLE = 4500
 TX_LOGS_GB = 2.5
 CLIENT_BYTES_PER_TRIPLE = 3600
 CLIENT_BASE_GB = 0.6
+TRIPLES_1X = 128_683  # what generate(1.0) gives
 LOAD_ATTEMPTS = 2  # a load that fails (e.g. a transient Neo4j error under heavy load) is resumed once
 WARM_UP = 10  # untimed questions per mode and hop count (the last ones: the timed are all)
 
@@ -279,16 +280,17 @@ def one_size(scale: float, args, workdir: Path, real_rate: float | None) -> dict
 
     out: dict = {"scale": scale, "load_average_start": [round(x, 2) for x in os.getloadavg()]}
     began = time.perf_counter()
+    # Checked before generating: at 30x the generation alone takes minutes.
+    ok, estimate = fits(scale, round(TRIPLES_1X * scale), workdir)
+    out["fit_estimate"] = estimate
+    if not ok and args.server == "own":
+        out["skipped"] = "does not fit this machine's free memory or disk (estimate above)"
+        return out
     kg = generate(scale, args.seed)
     qs = make_questions(kg, args.per_hop, args.seed)
     data = write_metaqa(kg, qs, workdir / "metaqa")
     out["generate_s"] = round(time.perf_counter() - began, 1)
     out["generated"] = {"entities": kg.num_entities, "triples": kg.num_triples, "questions": {h: len(v) for h, v in qs.items()}}
-    ok, estimate = fits(scale, kg.num_triples, workdir)
-    out["fit_estimate"] = estimate
-    if not ok and args.server == "own":
-        out["skipped"] = "does not fit this machine's free memory or disk (estimate above)"
-        return out
     kind = embedder_kind(args.embedder, scale, args.real_up_to)
     out["embedder"] = kind if kind == "real" else "hash (deterministic, not semantic: recall is a plumbing figure)"
     if real_rate:
