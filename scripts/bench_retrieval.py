@@ -24,8 +24,8 @@ import json
 import os
 
 import numpy as np
+from benchlib.retrieval import build_in_memory, measure_in_memory, measure_neo4j, rss_mb
 
-from gr_neo4j.bench.retrieval import build_in_memory, measure_in_memory, measure_neo4j, rss_mb
 from gr_neo4j.defaults import Mode
 from gr_neo4j.retrieval import RetrievalParams, Retriever
 from gr_neo4j.retrieval.batch import questions_of

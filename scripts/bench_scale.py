@@ -3,14 +3,14 @@ in-memory pipeline at each size, in one run.
 
 For each scale (``--scales 1,10,30``; 1x is about 43k entities and 129k triples):
 
-1. generate the KB and 1/2/3-hop questions with their answers (``gr_neo4j.bench.metaqa_like``,
+1. generate the KB and 1/2/3-hop questions with their answers (``benchlib.metaqa_like``,
    deterministic in ``--seed``) and write them in MetaQA's layout (kb.txt, {k}-hop/qa_dev.txt) to
    a temporary directory;
 2. start a Neo4j of its own (temporary GR_NEO4J_HOME, free ports, heap and page cache sized to the
    scale), unless ``--server configured`` uses the configured one (which must hold no MetaQA);
 3. load it through the MetaQA loader, in a child process (its peak RSS is the client's): load time
    per phase, write rate;
-4. the store size, Neo4j's heap and page cache after the load (``gr_neo4j.bench.server_memory``);
+4. the store size, Neo4j's heap and page cache after the load (``benchlib.server_memory``);
 5. in a second child: retrieval of the questions on Neo4j in the ``paths`` and ``reference`` modes
    (p50 / p95, answer recall, nodes), then the in-memory pipeline built from the same database and
    run on the same questions (build time, RSS, p50), and their ratios;
@@ -42,8 +42,7 @@ import time
 from pathlib import Path
 
 import psutil
-
-from gr_neo4j.bench.metaqa_like import generate, make_questions, write_metaqa
+from benchlib.metaqa_like import generate, make_questions, write_metaqa
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("paths", "reference")
@@ -125,7 +124,7 @@ def progress():
 
 def embedder_for(kind: str, settings):
     if kind == "hash":
-        from gr_neo4j.bench.hash_embedder import HashEmbedder
+        from benchlib.hash_embedder import HashEmbedder
 
         return HashEmbedder()
     from gr_neo4j.embedder import load_embedder
@@ -162,7 +161,8 @@ def child_load(path: Path, embedder_kind: str) -> dict:
 
 def child_retrieve(per_hop: int, embedder_kind: str, modes: list[str]) -> dict:
     """Retrieval on Neo4j, then on the in-memory graph built from it, same questions, same modes."""
-    from gr_neo4j.bench.retrieval import build_in_memory, measure_in_memory, measure_neo4j, rss_mb
+    from benchlib.retrieval import build_in_memory, measure_in_memory, measure_neo4j, rss_mb
+
     from gr_neo4j.retrieval import RetrievalParams, Retriever
     from gr_neo4j.retrieval.batch import questions_of
     from gr_neo4j.settings import load_settings
@@ -272,7 +272,8 @@ def embedder_kind(choice: str, scale: float, real_up_to: float) -> str:
 
 
 def one_size(scale: float, args, workdir: Path, real_rate: float | None) -> dict:
-    from gr_neo4j.bench.server_memory import server_memory
+    from benchlib.server_memory import server_memory
+
     from gr_neo4j.connection import connect
     from gr_neo4j.ingest import drop_from
     from gr_neo4j.server import process

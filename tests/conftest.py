@@ -12,6 +12,7 @@ import functools
 import os
 import shutil
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,9 @@ from gr_neo4j.server import process
 from gr_neo4j.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
+# The benchmark scripts' shared code (scripts/benchlib) is not part of the library: it needs psutil,
+# a test-only dependency. The scripts find it next to them; the tests of it, through this path.
+sys.path.insert(0, str(REPO / "scripts"))
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

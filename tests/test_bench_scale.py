@@ -13,11 +13,11 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from benchlib.hash_embedder import HashEmbedder
+from benchlib.metaqa_like import RELATION_NAMES, TEMPLATES, generate, make_questions, write_metaqa
 from conftest import REPO
 from gr_neo4j.loaders import metaqa
 
-from gr_neo4j.bench.hash_embedder import HashEmbedder
-from gr_neo4j.bench.metaqa_like import RELATION_NAMES, TEMPLATES, generate, make_questions, write_metaqa
 from gr_neo4j.ingest.collect import Collected
 
 

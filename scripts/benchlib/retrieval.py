@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import psutil
 
-from ..metrics import percentiles
-from ..progress import NO_PROGRESS, Progress
-from ..retrieval import RetrievalParams, Retriever
-from ..retrieval.batch import Question
-from ..retrieval.inmemory import InMemoryKG
+from gr_neo4j.metrics import percentiles
+from gr_neo4j.progress import NO_PROGRESS, Progress
+from gr_neo4j.retrieval import RetrievalParams, Retriever
+from gr_neo4j.retrieval.batch import Question
+from gr_neo4j.retrieval.inmemory import InMemoryKG
 
 
 def rss_mb() -> float:

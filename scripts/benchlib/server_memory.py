@@ -19,9 +19,9 @@ from pathlib import Path
 
 import psutil
 
-from ..server.layout import layout_of
-from ..server.pid import running_pid
-from ..settings import Settings
+from gr_neo4j.server.layout import layout_of
+from gr_neo4j.server.pid import running_pid
+from gr_neo4j.settings import Settings
 
 MB = 2**20
 JMX_MEMORY = "java.lang:type=Memory"
