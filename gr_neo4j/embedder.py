@@ -65,6 +65,10 @@ class TorchEncoder:
         self.architecture = type(backbone).__name__ if backbone is not None else type(self.model).__name__
         self.parameters = sum(p.numel() for p in self.model.parameters())
 
+    def count_tokens(self, text: str) -> int:
+        """How many tokens ``text`` is, without special tokens and without truncation."""
+        return len(self.model.tokenizer(text, add_special_tokens=False)["input_ids"])
+
     def encode(self, texts: Sequence[str], batch_size: int = 256, show_progress: bool = False) -> np.ndarray:
         vectors = self.model.encode(
             list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=show_progress
@@ -114,6 +118,11 @@ class Embedder:
         self.dimension = self.encoder.dimension
         self.architecture = self.encoder.architecture
         self.parameters = self.encoder.parameters
+
+    def count_tokens(self, text: str) -> int:
+        """How many of the embedding model's tokens ``text`` is (no special tokens, no truncation):
+        the size of a textualized subgraph in ``eval-retrieval``."""
+        return self.encoder.count_tokens(text)
 
     def encode(self, texts: Sequence[str], batch_size: int = 256, show_progress: bool = False) -> np.ndarray:
         """[N] texts -> [N, dimension] float32, unit length (cosine = dot product). A text repeated

@@ -30,12 +30,19 @@ class OnnxEncoder:
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_padding()  # batches are padded here, to their own longest text
         self.tokenizer.enable_truncation(int(meta["max_seq_length"]))
+        self.counter = Tokenizer.from_file(str(directory / "tokenizer.json"))  # untruncated, for count_tokens
+        self.counter.no_padding()
+        self.counter.no_truncation()
         options = ort.SessionOptions()
         options.log_severity_level = 3  # warnings about unused initializers are not the user's business
         # Idle threads sleep instead of spinning: on a busy 2-core machine spinning threads starve
         # each other (2.5x slower in scripts/bench_embed.py under load 9); idle, it costs nothing measurable.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"])
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens ``text`` is, without special tokens and without truncation."""
+        return len(self.counter.encode(text, add_special_tokens=False).ids)
 
     def encode(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """[N] texts -> [N, dimension] float32, unit length."""

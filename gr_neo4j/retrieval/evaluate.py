@@ -74,7 +74,6 @@ def evaluate_retrieval(
     r = retriever or Retriever(settings)
     try:
         info = r.knowledge_graph(dataset, "eval-retrieval")
-        tokenizer = r.embedder.model.tokenizer
         r.warm(info.name, max(hops, default=0))
         base = params or RetrievalParams(topk=topk, topk_e=topk_e, cost_e=cost_e)
         report = {
@@ -87,7 +86,7 @@ def evaluate_retrieval(
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}")
             p = replace(base, hops=None if predict_hops else h)
-            fig = evaluate_hop(r, info, qs, p, tokenizer, progress or NO_PROGRESS, oracle_topic, modes, h)
+            fig = evaluate_hop(r, info, qs, p, progress or NO_PROGRESS, oracle_topic, modes, h)
             fig["path_ceiling"] = path_ceiling(r.conn, [q.uid for q in qs], h).to_json() if ceilings else None
             report["hops"][str(h)] = fig
         return report
@@ -101,7 +100,6 @@ def evaluate_hop(
     info: DatasetInfo,
     qs: list[Question],
     params: RetrievalParams,
-    tokenizer,
     progress: Progress,
     oracle_topic: bool = False,
     modes: Sequence[Mode] = EVAL_MODES,
@@ -149,7 +147,7 @@ def evaluate_hop(
                     fig["f1"] += answer_set_scores(SEPARATOR.join(n.text for n in said), q.answers)[2]
                 fig["nodes"].append(len(res.nodes))
                 fig["edges"].append(len(res.edges))
-                fig["tokens"].append(len(tokenizer(res.desc, add_special_tokens=False)["input_ids"]))
+                fig["tokens"].append(r.embedder.count_tokens(res.desc))
                 fig["complete_ms"].append(res.timings.complete_ms)
                 fig["select_ms"].append(res.timings.pcst_ms)
                 fig["total_ms"].append(res.timings.total_ms)
