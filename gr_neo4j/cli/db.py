@@ -19,7 +19,7 @@ HttpPort = typer.Option(None, "--http-port", help="HTTP/Browser port (env GR_NEO
 @app.command()
 @handles_errors
 def install() -> None:
-    """Fetch Neo4j Community 5.26 (newest patch) from Maven Central; a no-op when already installed."""
+    """Fetch Neo4j Community 5.26 (the patch the lock pins) from Maven Central, verified; a no-op when already installed."""
     settings = settings_from()
     inst = install_server(settings, RichProgress(err_console))
     verb = "Installed" if inst.installed_now else "Already installed:"
