@@ -24,12 +24,12 @@ import os
 import resource
 import socket
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import psutil
+from benchlib.peak_rss import PeakRss
 
 from gr_neo4j.connection import connect
 from gr_neo4j.embedder import load_embedder
@@ -63,29 +63,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class PeakRss:
-    """Samples this process's RSS every 50 ms (ru_maxrss would include the model load before)."""
-
-    def __init__(self):
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        proc = psutil.Process(os.getpid())
-        while not self._stop.is_set():
-            self.peak = max(self.peak, proc.memory_info().rss)
-            time.sleep(0.05)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
 
 
 def server_rss_mb(settings) -> float | None:

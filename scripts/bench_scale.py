@@ -37,12 +37,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import psutil
 from benchlib.metaqa_like import generate, make_questions, write_metaqa
+from benchlib.peak_rss import PeakRss
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("paths", "reference")
@@ -90,29 +90,6 @@ def fits(scale: float, triples: int, workdir: Path) -> tuple[bool, dict]:
 
 
 # -- the children ---------------------------------------------------------------------------------
-
-class PeakRss:
-    """Samples this process's RSS every 50 ms."""
-
-    def __init__(self):
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        proc = psutil.Process(os.getpid())
-        while not self._stop.is_set():
-            self.peak = max(self.peak, proc.memory_info().rss)
-            time.sleep(0.05)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
 
 def progress():
     from rich.console import Console
