@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
-import stat
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from .atomic import build_directory
 from .errors import GrNeo4jError
 from .progress import NO_PROGRESS, Progress
 
@@ -85,24 +82,11 @@ def ensure_exported(name: str, location: str, cache_root: Path, progress: Progre
     found = exported(name, location, cache_root)
     if found is not None:
         return found
-    from filelock import FileLock
-
     target = cache_dir_for(name, location, cache_root)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock"):
-        if (found := exported(name, location, cache_root)) is not None:  # another process finished while we waited
-            return found
-        for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # from killed runs
-            shutil.rmtree(leftover, ignore_errors=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-        try:
-            _export_into(name, location, tmp, progress or NO_PROGRESS)
-            tmp.chmod(stat.S_IMODE(target.parent.stat().st_mode))  # mkdtemp's 0700: the cache is not secret
-            if target.exists():  # an outdated export (the weights changed)
-                shutil.rmtree(target)
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    build_directory(
+        target, lambda: exported(name, location, cache_root) is not None,
+        lambda out: _export_into(name, location, out, progress or NO_PROGRESS),
+    )
     return target
 
 

@@ -18,17 +18,14 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import re
-import shutil
-import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from .atomic import build_directory
 from .embedder import ModelSource
 from .errors import GrNeo4jError
 from .progress import NO_PROGRESS, Advance, Progress
@@ -164,32 +161,12 @@ def convert_gguf(gguf: Path, cache_root: Path, chat_template: str | None = None,
     tokenizer only if the GGUF carries none. `progress` is told a note and three phases
     (tokenizer, weights counted in tensors, saving).
 
-    The rename is a directory swap, which `gr_neo4j.atomic` (files) does not cover: an outdated
-    conversion is removed just before, under the lock, so readers find either no cache (and wait
-    for the lock) or a complete one.
+    The directory swap is `gr_neo4j.atomic.build_directory`.
     """
-    from filelock import FileLock
-
     gguf = Path(gguf)
     target = gguf_cache_dir(gguf, cache_root)
-    if is_converted(gguf, cache_root):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock"):
-        if is_converted(gguf, cache_root):  # another process finished while we waited
-            return target
-        for leftover in target.parent.glob(f".{target.name}.*.tmp"):  # from killed runs
-            shutil.rmtree(leftover, ignore_errors=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-        try:
-            _convert_into(gguf, tmp, chat_template, progress or NO_PROGRESS)
-            # mkdtemp makes it private (0700); the cache is not secret: give it its parent's mode.
-            tmp.chmod(stat.S_IMODE(target.parent.stat().st_mode))
-            if target.exists():  # an outdated conversion (the GGUF file changed)
-                shutil.rmtree(target)
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    if not is_converted(gguf, cache_root):
+        build_directory(target, lambda: is_converted(gguf, cache_root), lambda out: _convert_into(gguf, out, chat_template, progress or NO_PROGRESS))
     return target
 
 
