@@ -46,14 +46,14 @@ from benchlib.peak_rss import PeakRss
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("paths", "reference")
-# Measured at 1x (this script, hash embedder, 2026-12): the store is 4.3 KB per triple (and up to
-# 2 GB of transaction logs), the loading client's peak RSS 3.5 KB per triple over a 0.6 GB base (the
-# loader parses everything before it writes); used to refuse a size that would not fit before
-# spending an hour on it.
-STORE_BYTES_PER_TRIPLE = 4500
+# Measured at 1x and 3x (this script, hash embedder, 2026-12): the store is 4.3-5.7 KB per triple
+# (and up to 2 GB of transaction logs); the loading client's peak RSS was 581 MB at 1x and 935 MB
+# at 3x, 1.4 KB per triple over a 0.4 GB base (the loader parses everything before it writes). Used
+# to refuse a size that would not fit before spending an hour on it.
+STORE_BYTES_PER_TRIPLE = 5700
 TX_LOGS_GB = 2.5
-CLIENT_BYTES_PER_TRIPLE = 3600
-CLIENT_BASE_GB = 0.6
+CLIENT_BYTES_PER_TRIPLE = 1450
+CLIENT_BASE_GB = 0.4
 TRIPLES_1X = 128_683  # what generate(1.0) gives
 LOAD_ATTEMPTS = 2  # a load that fails (e.g. a transient Neo4j error under heavy load) is resumed once
 WARM_UP = 10  # untimed questions per mode and hop count (the last ones: the timed are all)
@@ -281,7 +281,7 @@ def one_size(scale: float, args, workdir: Path, real_rate: float | None) -> dict
                                  bolt_port=free_port(), http_port=free_port(), heap=heap, pagecache=cache)
         out["server_memory_configured"] = {"heap": heap, "pagecache": cache}
         started = time.perf_counter()
-        process.start(settings)
+        server_pid = process.start(settings).pid
         out["server_start_s"] = round(time.perf_counter() - started, 1)
     else:
         settings = load_settings()
@@ -297,38 +297,48 @@ def one_size(scale: float, args, workdir: Path, real_rate: float | None) -> dict
                 drop_from(conn, "metaqa")
     finally:
         if args.server == "own":
-            out["server_stop"] = stop_server(settings)
+            out["server_stop"] = stop_server(settings, server_pid)
     out["wall_s"] = round(time.perf_counter() - began, 1)
     out["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     return out
 
 
-def stop_server(settings, wait_s: float = 180.0) -> str:
-    """Stop this size's own server before its directory is removed: Neo4j's own stop, and when
-    that fails (under heavy load it can outlast the launcher's wait) SIGTERM, then SIGKILL, to the
-    pid this home recorded. Returns how it ended."""
+def stop_server(settings, pid: int | None, wait_s: float = 180.0) -> str:
+    """Stop this size's own server before its directory is removed, and make sure its JVM is gone:
+    Neo4j's own stop, then, when that fails (under heavy load it has outlasted the launcher's wait)
+    or leaves the process running, SIGTERM and after `wait_s` SIGKILL to the pid recorded at start
+    (`pid`) or in the home's pid file, if that process is still this home's server. Returns how it
+    ended."""
     from gr_neo4j.errors import ServerError
     from gr_neo4j.server import process
     from gr_neo4j.server.layout import layout_of
-    from gr_neo4j.server.pid import running_pid
+    from gr_neo4j.server.pid import is_server_of, running_pid
 
+    layout = layout_of(settings)
+    how = "stopped"
     try:
         process.stop(settings)
-        return "stopped"
     except ServerError as exc:
         print(f"neo4j stop failed ({exc}); terminating it", file=sys.stderr)
-    pid = running_pid(layout_of(settings))
-    if not pid:
-        return "stopped after a failed stop command"
-    proc = psutil.Process(pid)
-    proc.terminate()
-    try:
-        proc.wait(wait_s)
-        return "terminated (SIGTERM) after a failed stop command"
-    except psutil.TimeoutExpired:
-        proc.kill()
-        proc.wait(30)
-        return "killed (SIGKILL) after a failed stop command"
+        how = "failed stop command"
+    candidates = {p for p in (pid, running_pid(layout)) if p}
+    for candidate in candidates:
+        try:
+            proc = psutil.Process(candidate)
+            ours = is_server_of([a.encode() for a in proc.cmdline()], layout.home)
+        except psutil.NoSuchProcess:
+            continue
+        if not ours:  # the number now belongs to another process
+            continue
+        proc.terminate()
+        try:
+            proc.wait(wait_s)
+            how += ", then terminated (SIGTERM)"
+        except psutil.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
+            how += ", then killed (SIGKILL)"
+    return how
 
 
 def measure_real_rate(args, workdir: Path) -> dict:
@@ -490,6 +500,7 @@ def main() -> None:
                 shutil.rmtree(workdir, ignore_errors=True)
             print(json.dumps(result["sizes"][-1]), file=sys.stderr)
     result["wall_s"] = round(time.perf_counter() - began, 1)
+    result["sizes"].sort(key=lambda size: size["scale"])  # the largest may be run first, to be sure of it
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

@@ -7,6 +7,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -132,3 +133,28 @@ def test_a_failing_child_is_one_line_in_the_parent(tmp_path):
     spec.loader.exec_module(bench)
     with pytest.raises(bench.ChildFailed, match=r"^embedder: FileNotFoundError: .*missing\.txt"):
         bench.run_child(["_embedder", str(tmp_path / "missing.txt")], dict(os.environ))
+
+
+def test_the_server_is_gone_even_when_its_stop_command_cannot_find_it():
+    """The 10x run's stop failed; whatever Neo4j's own stop does, no JVM of the size may outlive it.
+    Here the pid file is gone, so Neo4j's stop finds no server: the pid recorded at start is used."""
+    import psutil
+    from conftest import make_settings, server_home
+
+    from gr_neo4j.server import process
+    from gr_neo4j.server.layout import layout_of
+
+    spec = importlib.util.spec_from_file_location("bench_scale", REPO / "scripts" / "bench_scale.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    settings = make_settings(server_home("stop"))
+    pid = process.start(settings).pid
+    try:
+        layout_of(settings).pid_file.unlink()
+        how = bench.stop_server(settings, pid, wait_s=60)
+        assert how == "stopped, then terminated (SIGTERM)"
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    finally:
+        if psutil.pid_exists(pid):
+            psutil.Process(pid).kill()
+        shutil.rmtree(settings.home, ignore_errors=True)
