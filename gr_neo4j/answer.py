@@ -13,8 +13,9 @@ transaction that ``record_it=False`` skips, so a read-only database user can ask
 hence transformers' model classes, peft, safetensors and the GGUF conversion) is imported only
 inside :func:`load_answerer`. Loading it costs seconds and hundreds of MB, so ``ask --no-answer``,
 ``show`` and ``retrieve`` (which never answer) must not pay for it; everything else in this module
-is light. Note that PyG (``torch_geometric``, needed by retrieval for ``Data``) itself imports the
-``transformers`` package at start-up, so that import cannot be avoided, but no model is built.
+is light. Retrieval runs on numpy: torch, PyG (which itself imports ``transformers``) and the
+samples module come in with the answerer too (:func:`as_sample` reads ``RetrievalResult.data``), so
+a cold ``ask --no-answer``, and a default ``ask`` that the graph answers, import none of them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .connection import Connection, connect
@@ -37,9 +38,11 @@ from .metrics import SEPARATOR
 from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
 from .retrieval.support import SupportedAnswer, supported_answers
-from .samples import SubgraphSample
 from .server.layout import layout_of
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .samples import SubgraphSample
 
 ID_PATTERN = re.compile(r"^[0-9a-f]{12}$")
 MAX_NEW_TOKENS = 64
@@ -67,7 +70,9 @@ class AskResult:
 
 
 def as_sample(result: RetrievalResult) -> SubgraphSample:
-    """The retrieved subgraph as the model's input (no label)."""
+    """The retrieved subgraph as the model's input (no label); builds its PyG ``Data`` (torch)."""
+    from .samples import SubgraphSample
+
     return SubgraphSample(id="ask", question=result.question, label="", desc=result.desc, data=result.data,
                           dataset=result.dataset, node_texts=[n.text for n in result.nodes], topic=[n.topic for n in result.nodes])
 

@@ -1,4 +1,4 @@
-"""A subgraph as text and as a PyG `Data`, in G-Retriever's layout.
+"""A subgraph as text and as a PyG `Data`, in G-Retriever's layout (torch and PyG only for the `Data`).
 
 The text is what the LLM reads: a ``node_id,node_attr`` CSV table, one blank line, then a
 ``src,edge_attr,dst`` table. It is byte for byte what G-Retriever writes with pandas
@@ -11,10 +11,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import torch
-from torch import Tensor
-from torch_geometric.data import Data
+if TYPE_CHECKING:
+    from torch import Tensor
+    from torch_geometric.data import Data
 
 
 def textualize(
@@ -50,7 +51,13 @@ def to_data(x: Tensor, edge_index: Tensor, edge_attr: Tensor) -> Data:
         x: node features ``[N, D]``.
         edge_index: ``[2, E]`` long, indices into ``x``.
         edge_attr: edge features ``[E, D]``.
+
+    Imports torch and PyG here, not with the module: textualizing (all that retrieval needs) stays
+    free of them.
     """
+    import torch
+    from torch_geometric.data import Data
+
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"edge_index must have shape [2, E], got {list(edge_index.shape)}")
     if edge_attr.size(0) != edge_index.size(1):

@@ -47,10 +47,20 @@ def loaded_after(statement: str) -> set[str]:
     return set(out.split())
 
 
+# Retrieval runs on numpy and the embedder on ONNX Runtime: none of these until something needs a tensor.
+TENSOR_STACK = ("torch", "torch_geometric", "transformers", "sentence_transformers", "gr_neo4j.samples")
+
+
 def test_asking_without_answering_does_not_load_the_answering_stack():
     loaded = loaded_after("import gr_neo4j.answer, gr_neo4j.retrieval, gr_neo4j.cli")
     assert "gr_neo4j.answer" in loaded
     assert not {m for m in loaded if m.startswith(ANSWERING)}
+
+
+def test_retrieving_and_embedding_with_onnx_load_no_torch_pyg_or_transformers():
+    loaded = loaded_after("import gr_neo4j.answer, gr_neo4j.cli.retrieval, gr_neo4j.retrieval.retriever, gr_neo4j.retrieval.support, "
+                          "gr_neo4j.retrieval.batch, gr_neo4j.embedder, gr_neo4j.embedder_onnx, gr_neo4j.embedder_export")
+    assert not {m for m in loaded if m.split(".")[0] in TENSOR_STACK or m in TENSOR_STACK}
 
 
 def test_load_answerer_is_where_the_answering_stack_comes_in():

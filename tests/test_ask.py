@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -216,3 +219,25 @@ def test_ask_answers_with_the_default_llm(loaded):
     free = json.loads(ask("who directed Titanic?", "-d", "metaqa", "-e", "Titanic", "--no-record", "--json", "--answer-by", "llm",
                           "--decoding", "free").stdout)
     assert "decoding" not in free["answered_by"]
+
+
+# What a cold `ask` must not import: retrieval and the graph's answers run on numpy and ONNX Runtime.
+HEAVY = ("torch", "torch_geometric", "transformers", "sentence_transformers", "peft")
+REPORT_HEAVY = (
+    "import atexit, json, sys; "
+    f"atexit.register(lambda: print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)), file=sys.stderr)); "
+    "from gr_neo4j.__main__ import main; main()"
+)
+
+
+@pytest.mark.parametrize("answering", [["--no-answer"], []], ids=["no-answer", "default-answerer"])
+def test_a_cold_ask_imports_neither_torch_nor_pyg_nor_transformers(loaded, server, answering):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")} | {
+        "GR_NEO4J_HOME": str(server.home), "GR_NEO4J_DIST": str(server.dist_dir)}
+    args = ["which movies did Christopher Nolan direct", "-d", "metaqa", "--hops", "1", "--no-record", "--json", *answering]
+    done = subprocess.run([sys.executable, "-c", REPORT_HEAVY, "ask", *args], check=False, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert {n["text"] for n in result["nodes"]} >= {"Inception", "The Dark Knight"}
+    assert result["answered_by"].startswith("nobody" if answering else "the graph")
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []

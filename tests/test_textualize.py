@@ -41,3 +41,19 @@ def test_to_data_shapes():
     assert data.num_nodes == 3 and data.edge_index.dtype == torch.long and data.edge_attr.shape == (2, 4)
     with pytest.raises(ValueError):
         to_data(torch.randn(3, 4), torch.tensor([[0, 2], [1, 1]]), torch.randn(3, 4))
+
+
+def test_a_retrieval_result_builds_its_data_from_numpy_features_on_first_read():
+    import numpy as np
+
+    from gr_neo4j.retrieval.result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
+
+    nodes = [RetrievedNode(f"n{i}", t, t, 0.0) for i, t in enumerate(("a", "b", "c"))]
+    edges = [RetrievedEdge("e0", 2, 0, "r", 0.0), RetrievedEdge("e1", 0, 1, "s", 0.0)]
+    x, edge_attr = np.arange(12, dtype=np.float32).reshape(3, 4), np.ones((2, 4), dtype=np.float32)
+    result = RetrievalResult("q", "d", None, "paths", {}, nodes, edges, "", GraphFeatures(x, edge_attr), Timings(0, 0, 0, 0))
+    data = result.data
+    assert data.edge_index.tolist() == [[2, 0], [0, 1]] and data.num_nodes == 3
+    assert torch.equal(data.x, torch.from_numpy(x)) and torch.equal(data.edge_attr, torch.from_numpy(edge_attr))
+    assert result.data is data  # built once
+    assert RetrievalResult("q", "d", None, "paths", {}, [], [], "", None, Timings(0, 0, 0, 0)).data is None

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from torch_geometric.data import Data
+import numpy as np
 
 from ..defaults import Seeds
 from .linking import Linked
+
+if TYPE_CHECKING:
+    from torch_geometric.data import Data
 
 
 @dataclass(frozen=True)
@@ -45,11 +50,24 @@ class Timings:
 
 
 @dataclass(frozen=True)
+class GraphFeatures:
+    """The chosen subgraph's embeddings, in numpy: what the GNN's ``Data`` is made of.
+
+    ``x``: ``[n, D]`` float32, row i the node ``RetrievalResult.nodes[i]``; ``edge_attr``: ``[m, D]``
+    float32, row j the relation of ``RetrievalResult.edges[j]``.
+    """
+
+    x: np.ndarray
+    edge_attr: np.ndarray
+
+
+@dataclass(frozen=True)
 class RetrievalResult:
     """A question's subgraph: what was chosen, as text for the LLM and as ``Data`` for the GNN.
 
-    ``data``: ``x`` [n, D], ``edge_index`` [2, m] (indices into ``nodes``), ``edge_attr`` [m, D];
-    None only where the caller asked for figures without tensors (``eval-retrieval``).
+    ``features``: the nodes' and edges' embeddings (numpy), None only where the caller asked for
+    figures without them (``eval-retrieval``). :attr:`data` turns them into PyG's ``Data`` on
+    first read: retrieval itself never imports torch or PyG (seconds of a cold ``ask``).
     ``desc``: G-Retriever's textualization of the same subgraph.
     ``candidates``: size of the candidate graph PCST chose from, as (nodes, edges).
     ``seeds``: where the topic entities came from (None on per-sample graphs); ``linked``: the
@@ -69,7 +87,7 @@ class RetrievalResult:
     nodes: list[RetrievedNode]
     edges: list[RetrievedEdge]
     desc: str
-    data: Data | None
+    features: GraphFeatures | None = field(compare=False)  # arrays: no ``==``; the nodes and edges say the same
     timings: Timings
     candidates: tuple[int, int] = (0, 0)
     seeds: Seeds | None = None
@@ -78,6 +96,20 @@ class RetrievalResult:
     graph_answers: tuple[int, ...] = ()  # indices into ``nodes``: what the selection itself answers, best first
     graph_answer_scores: tuple[float, ...] = ()
     hop_probabilities: tuple[float, ...] = ()  # when the depth was predicted: P(1..H relations)
+
+    @cached_property
+    def data(self) -> Data | None:
+        """The subgraph for the GNN: ``x`` [n, D], ``edge_index`` [2, m] (indices into ``nodes``),
+        ``edge_attr`` [m, D]; None without :attr:`features`. Built once, on first read, by the
+        model side (imports torch and PyG)."""
+        if self.features is None:
+            return None
+        import torch
+
+        from ..textualize import to_data
+
+        edge_index = torch.tensor([[e.src for e in self.edges], [e.dst for e in self.edges]], dtype=torch.long).reshape(2, -1)
+        return to_data(torch.from_numpy(self.features.x), edge_index, torch.from_numpy(self.features.edge_attr))
 
     def to_json(self) -> dict:
         """Everything but the tensors, as JSON-ready values."""

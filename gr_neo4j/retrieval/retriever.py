@@ -13,7 +13,9 @@ Stages of one question:
    (:mod:`.modes`); ``paths`` with an answer cap first **completes** its two best relation paths
    when the candidate caps may have cut them (:meth:`Retriever.complete`, one more read);
 4. **build** the result: the chosen nodes' embeddings (a second small read when the candidates
-   came without them), G-Retriever's text and the PyG ``Data``: :meth:`Retriever.choose`.
+   came without them) and G-Retriever's text: :meth:`Retriever.choose`. All in numpy: the PyG
+   ``Data`` is made from the embeddings only when the model reads ``RetrievalResult.data``, so a
+   cold ``ask`` never imports torch.
 
 ``fetch`` once and ``choose`` per mode is how ``eval-retrieval`` compares modes on the same
 candidates.
@@ -28,13 +30,12 @@ from typing import Self
 
 import neo4j
 import numpy as np
-import torch
 
 from ..connection import Connection, connect
 from ..defaults import Mode, Seeds
 from ..embedder import Embedder, load_embedder
 from ..settings import Settings
-from ..textualize import textualize, to_data
+from ..textualize import textualize
 from .candidates import (
     CandidateQuery,
     Candidates,
@@ -49,7 +50,7 @@ from .modes import Scored, Selection, path_roots, score, selector
 from .params import DEFAULT_HOPS, RetrievalError, RetrievalParams
 from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
-from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
+from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ class Retriever:
 
     def choose(self, f: Fetched, mode: Mode | str | None = None, data: bool = True) -> RetrievalResult:
         """Stages 3-4: select under ``mode`` (default: ``f.params.mode``) and build the result.
-        ``data=False`` skips the node embeddings (and so the ``Data``): figures only."""
+        ``data=False`` skips the node embeddings (``features`` None, and so no ``Data``): figures only."""
         params = f.params if mode is None else replace(f.params, mode=Mode(mode))
         began = time.perf_counter()
         scorer = self.path_scorer(f.dataset.name, params.path_ranker) if f.dataset.kind == "knowledge-graph" else self.paths
@@ -340,7 +341,7 @@ def build_result(
 ) -> RetrievalResult:
     """Assemble the typed result; node ids in ``desc`` are the sample's own indices on per-sample
     graphs (as G-Retriever writes them) and positions in the subgraph on knowledge graphs.
-    ``x``: ``[n, D]`` embeddings of the chosen nodes; without them ``data`` is None."""
+    ``x``: ``[n, D]`` embeddings of the chosen nodes; without them ``features`` (and ``data``) is None."""
     nodes, edges = sel.nodes, sel.edges
     position = {int(n): i for i, n in enumerate(nodes)}
     topic = {int(t) for t in c.topic}
@@ -354,8 +355,7 @@ def build_result(
         desc = textualize([n.text for n in out_nodes], [(ids[e.src], e.text, ids[e.dst]) for e in out_edges], node_ids=ids)
     else:
         desc = textualize([n.text for n in out_nodes], [(e.src, e.text, e.dst) for e in out_edges])
-    edge_index = torch.tensor([[e.src for e in out_edges], [e.dst for e in out_edges]], dtype=torch.long).reshape(2, -1)
-    data = None if x is None else to_data(torch.from_numpy(np.ascontiguousarray(x)), edge_index, torch.from_numpy(c.rel_attr[c.edge_rel[edges]]))
+    features = None if x is None else GraphFeatures(np.ascontiguousarray(x), np.ascontiguousarray(c.rel_attr[c.edge_rel[edges]]))
     return RetrievalResult(
         question=question,
         dataset=dataset,
@@ -365,7 +365,7 @@ def build_result(
         nodes=out_nodes,
         edges=out_edges,
         desc=desc,
-        data=data,
+        features=features,
         timings=Timings(0, 0, 0, 0),
         candidates=(c.num_nodes, c.num_edges),
         graph_answers=tuple(position[int(a)] for a in sel.answers if int(a) in position),
