@@ -40,6 +40,7 @@ class Collected:
     questions: dict[str, dict] = field(default_factory=dict)  # uid -> {uid, props, topics, answers, graph, in_graph}
     bad: list[BadRecord] = field(default_factory=list)
     records: int = 0
+    _texts: dict[str, str] = field(default_factory=dict, repr=False)  # each relation text, held once
 
     def add(self, item: Fragment | BadRecord) -> None:
         self.records += 1
@@ -52,9 +53,14 @@ class Collected:
         if problem:
             self.bad.append(BadRecord(item.where, problem))
             return
-        for kept, new in ((self.entities, rows.entities), (self.rels, rows.rels)):
-            for row in new:
-                kept.setdefault(row["uid"], row)
+        # A relationship's head and tail point at its entities' uid strings and each relation text
+        # is held once, instead of new strings per relationship (MetaQA: 9 texts for 129k triples).
+        for row in rows.entities:
+            self.entities.setdefault(row["uid"], row)
+        for row in rows.rels:
+            row["head"], row["tail"] = self.entities[row["head"]]["uid"], self.entities[row["tail"]]["uid"]
+            row["text"] = self._texts.setdefault(row["text"], row["text"])
+            self.rels.setdefault(row["uid"], row)
         if rows.graph is not None:
             self.graphs[rows.graph["uid"]] = rows.graph
         for row in rows.questions:
