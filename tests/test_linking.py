@@ -238,6 +238,7 @@ def test_path_ceilings_follow_one_relation_chain_over_the_whole_graph(metaqa):
 
 def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(metaqa, server, monkeypatch):
     # Kept last in this module: the ranker it stores changes how this dataset's paths are ranked.
+    from gr_neo4j.retrieval.hop_model import NGRAM_BUCKETS
     from gr_neo4j.retrieval.path_ranker import load_ranker
 
     monkeypatch.setenv("GR_NEO4J_HOME", str(server.home))
@@ -254,7 +255,7 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert ranker is not None and ranker.embedder == metaqa.embedder.name
     assert ranker.weight.shape == (metaqa.embedder.dimension,) * 2 and ranker.report["skip"] == 0
     assert ranker.step_rel.shape[:2] == (2, 2) and ranker.length_q.shape == (2, metaqa.embedder.dimension)
-    assert ranker.hops_q.shape == (2, metaqa.embedder.dimension) and ranker.hops_bias.shape == (2,)
+    assert ranker.hops_q.shape == (2, metaqa.embedder.dimension + NGRAM_BUCKETS) and ranker.hops_bias.shape == (2,)
     assert set(report["hop_accuracy"]) == {"1", "1 in 2", "2"}
     metaqa.rankers.clear()
     assert metaqa.path_scorer("metaqa").ranker is not None and metaqa.path_scorer("metaqa", learned=False).ranker is None

@@ -10,7 +10,8 @@ import pytest
 from gr_neo4j.retrieval.candidates import Candidates, merge
 from gr_neo4j.retrieval.modes import score, select
 from gr_neo4j.retrieval.path_ranker import PathRanker
-from gr_neo4j.retrieval.path_training import STEP_RANK, PathExample, fit, fit_hops, hop_accuracy, top1
+from gr_neo4j.retrieval.hop_model import fit_hop_model
+from gr_neo4j.retrieval.path_training import STEP_RANK, PathExample, fit, hop_accuracy, top1
 from gr_neo4j.retrieval.paths import PathScorer, complete_steps, rank_paths, select_paths, walks
 from gr_neo4j.retrieval.retriever import RetrievalParams
 
@@ -267,10 +268,11 @@ def test_the_hop_model_learns_how_many_relations_a_question_needs():
     hops = np.repeat([1, 2, 3], 20)
     x = centres[hops - 1] + 0.1 * rng.standard_normal((60, 8)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    hops_q, hops_bias = fit_hops(x, hops, 3)
+    texts = [f"q{i}" for i in range(60)]
+    hops_q, hops_bias = fit_hop_model(x, texts, hops, 3)
     ranker = PathRanker(np.zeros((8, 8), np.float32), np.zeros(3, np.float32), "e", hops_q=hops_q, hops_bias=hops_bias)
-    p = ranker.hop_probabilities(centres[1])
+    p = ranker.hop_probabilities(centres[1], "q")
     assert p.shape == (3,) and abs(float(p.sum()) - 1) < 1e-5 and int(np.argmax(p)) == 1
     examples = [PathExample(v, int(h), [], np.zeros(0, bool), int(h), f"q{i}") for i, (v, h) in enumerate(zip(x, hops))]
     assert hop_accuracy(examples, ranker, {f"q{i}": v for i, v in enumerate(x)}) == 1.0
-    assert PathRanker(np.zeros((8, 8), np.float32), np.zeros(3, np.float32), "e").hop_probabilities(centres[0]) is None
+    assert PathRanker(np.zeros((8, 8), np.float32), np.zeros(3, np.float32), "e").hop_probabilities(centres[0], "q") is None

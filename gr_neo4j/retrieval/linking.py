@@ -95,11 +95,27 @@ MASK = "NAME"  # what a named entity becomes in the hop model's view of a questi
 def masked(question: str, linked: Sequence[Linked]) -> str:
     """``question`` with each linked mention replaced by :data:`MASK`: what is asked, not about
     whom ("what movies did NAME act in"), as the hop model reads it."""
+    return masked_spans(question, [x.span for x in linked])
+
+
+def masked_names(question: str, names: Sequence[str]) -> str:
+    """``question`` with each occurrence of ``names`` (ignoring case; longer names first) replaced
+    by :data:`MASK`: how the hop model's training questions, whose topic entities are known, are
+    masked without linking each."""
+    folded, spans = question.casefold(), []
+    for name in sorted({n.casefold() for n in names if n and n.strip()}, key=len, reverse=True):
+        spans += [(m.start(), m.end()) for m in re.finditer(re.escape(name), folded)]
+    return masked_spans(question, spans)
+
+
+def masked_spans(question: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``question`` with each of ``spans`` (start, end) replaced by :data:`MASK`, an overlapping
+    later one skipped (of two starting together, the longer is kept)."""
     out, end = [], 0
-    for x in sorted(linked, key=lambda x: x.span):
-        if x.span[0] >= end:
-            out += [question[end : x.span[0]], MASK]
-            end = x.span[1]
+    for start, stop in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if start >= end:
+            out += [question[end:start], MASK]
+            end = stop
     return "".join(out + [question[end:]])
 
 

@@ -17,10 +17,10 @@ actors' films"); U ``[H, D]`` lets the question choose the path length ("who dir
 relation even when longer paths read alike). W, B and U start at zero, so an untrained ranker is
 the cosine.
 
-It also carries a hop model: a softmax over 1..H relations of ``V m + c`` (V ``[H, D]``, c
-``[H]``), m the vector of the question with the entities it names masked ("what movies did NAME
-act in"), so that ``--hops`` can be left to the question: asked two deep, "what movies did X
-direct" otherwise finds the films of X's co-directors too. It is stored on the dataset's ``Dataset`` node (it travels with the database and goes
+It also carries a hop model (:mod:`.hop_model`): a softmax over 1..H relations of the question
+with the entities it names masked ("what movies did NAME act in"), so that ``--hops`` can be left
+to the question: asked two deep, "what movies did X direct" otherwise finds the films of X's
+co-directors too. It is stored on the dataset's ``Dataset`` node (it travels with the database and goes
 with ``drop``) and used by every client that retrieves from that dataset; retrieval can switch it off.
 """
 
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..connection import Connection
+from .hop_model import hop_probabilities
 
 Step = tuple[str, bool]  # (relation text, walked backwards)
 SCALE = 20.0  # logits = SCALE * score: cosines live in [-1, 1], too flat for a softmax
@@ -43,7 +44,8 @@ class PathRanker:
     """``weight`` ``[D, D]``, ``bias`` ``[H]`` (paths of 1..H relations; longer ones use the last),
     ``embedder``: the model the vectors come from; ``report``: how it was trained and what it scored.
     ``step_q`` ``[D, K]``, ``step_rel`` ``[H, 2, D, K]`` and ``length_q`` ``[H, D]``: the step and
-    length terms; ``hops_q`` ``[H, D]`` and ``hops_bias`` ``[H]``: the hop model (None: absent, as
+    length terms; ``hops_q`` ``[H, D + B]`` (``[H, D]`` in rankers stored before its n-grams) and
+    ``hops_bias`` ``[H]``: the hop model (None: absent, as
     in rankers stored before they existed)."""
 
     weight: np.ndarray
@@ -56,15 +58,13 @@ class PathRanker:
     hops_q: np.ndarray | None = None
     hops_bias: np.ndarray | None = None
 
-    def hop_probabilities(self, masked_q: np.ndarray) -> np.ndarray | None:
-        """``[H]`` the probability that the question (``masked_q`` ``[D]``: its vector with the
-        entities it names masked, see :func:`~.linking.masked`) needs 1..H relations; None without
-        a hop model."""
+    def hop_probabilities(self, masked_q: np.ndarray, masked_text: str) -> np.ndarray | None:
+        """``[H]`` the probability that the question needs 1..H relations, read from it with the
+        entities it names masked (:func:`~.linking.masked`): ``masked_text`` and its vector
+        ``masked_q`` ``[D]`` (:mod:`.hop_model`); None without a hop model."""
         if self.hops_q is None:
             return None
-        logits = self.hops_q @ np.asarray(masked_q, dtype=np.float32) + self.hops_bias
-        e = np.exp(logits - logits.max())
-        return (e / e.sum()).astype(np.float32)
+        return hop_probabilities(self.hops_q, self.hops_bias, masked_q, masked_text)
 
     def step_projection(self, rel_vectors: np.ndarray) -> np.ndarray | None:
         """``[H, 2, R, K]`` B[i, d]^T r of each relation vector ``rel_vectors`` ``[R, D]`` at each
@@ -131,7 +131,7 @@ class PathRanker:
         hops_q = hops_bias = None
         if rec["hops_q"] is not None:
             hops_bias = np.asarray(rec["hops_bias"], dtype=np.float32)
-            hops_q = np.asarray(rec["hops_q"], dtype=np.float32).reshape(len(hops_bias), d)
+            hops_q = np.asarray(rec["hops_q"], dtype=np.float32).reshape(len(hops_bias), -1)
         return cls(
             np.asarray(rec["weight"], dtype=np.float32).reshape(d, d), bias, rec["embedder"], json.loads(rec["report"] or "{}"),
             step_q, step_rel, length_q, hops_q, hops_bias,

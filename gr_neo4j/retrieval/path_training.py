@@ -25,7 +25,8 @@ import numpy as np
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
-from .linking import masked, unbracketed
+from .hop_model import fit_hop_model
+from .linking import masked, masked_names, unbracketed
 from .modes import path_roots
 from .params import PathTraining, RetrievalError, RetrievalParams
 from .path_ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
@@ -48,6 +49,7 @@ class PathExample:
     positive: np.ndarray
     asked: int = 0  # the hop count the question is tagged with (0: unknown)
     masked: str = ""  # the question with the entities it names masked (:func:`~.linking.masked`)
+    uid: str = ""  # the Question's
 
     @property
     def texts(self) -> list[str]:
@@ -117,7 +119,7 @@ def examples_of(
             own = np.array([len(p) == hops for p in paths])
             if own.any() and f1[own].max() > 0:
                 f1 = np.where(own, f1, -1.0)
-            ex = PathExample(f.scored.q, params.hops, paths, f1 == f1.max(), hops or 0, masked(f.question, f.linked))
+            ex = PathExample(f.scored.q, params.hops, paths, f1 == f1.max(), hops or 0, masked(f.question, f.linked), question.uid)
             r.paths.vectors(ex.texts + list(c.rel_texts))  # embedded once, kept in the retriever's cache
             out.append(ex)
     return out
@@ -204,24 +206,25 @@ def fit(
     return PathRanker(out(weight), out(bias), embedder, step_q=out(step_q), step_rel=out(step_w), length_q=out(length_q))
 
 
-def fit_hops(masked_q: np.ndarray, hops: np.ndarray, max_hops: int, epochs: int = 300, lr: float = 0.05, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The hop model (:meth:`~.path_ranker.PathRanker.hop_probabilities`): ``[H, D]`` weights and
-    ``[H]`` biases of a softmax regression from masked question vectors ``masked_q`` ``[N, D]`` to
-    their hop counts ``hops`` ``[N]`` (1..H), full-batch Adam with a little weight decay."""
-    import torch
-
-    torch.manual_seed(seed)
-    x = torch.from_numpy(np.asarray(masked_q, dtype=np.float32))
-    y = torch.from_numpy(np.clip(np.asarray(hops, dtype=np.int64), 1, max_hops) - 1)
-    weight = torch.zeros(max_hops, x.shape[1], requires_grad=True)
-    bias = torch.zeros(max_hops, requires_grad=True)
-    opt = torch.optim.Adam([weight, bias], lr=lr, weight_decay=1e-4)
-    for _ in range(epochs):
-        loss = torch.nn.functional.cross_entropy(x @ weight.T + bias, y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return weight.detach().numpy().copy(), bias.detach().numpy().copy()
+def hop_questions(
+    r: Retriever, dataset: str, split: str | None, hops: Sequence[int], skip: int, unseen: set[str] = frozenset(),
+) -> tuple[list[str], list[str], np.ndarray]:
+    """What the hop model learns from: every question of ``dataset`` (and ``split``) with a hop
+    count in ``hops`` after the first ``skip`` of each, but those in ``unseen`` (held out), masked
+    by its topic entities' texts (by the linker when none of them occurs in it), and ``[N]`` the
+    hop counts. All of them, not only those fetched for the ranker: it costs no retrieval, and
+    templates missing from the ranker's sample are where the hop model errs."""
+    uids, texts, labels = [], [], []
+    for h in hops:
+        for row in r.conn.read("path_training_hop_questions", dataset=dataset, split=split, hops=h, skip=skip):
+            if row["uid"] in unseen:
+                continue
+            text = unbracketed(row["text"])
+            m = masked_names(text, row["topics"])
+            uids.append(row["uid"])
+            texts.append(m if m != text else masked(text, r.link(text, dataset)))
+            labels.append(h)
+    return uids, texts, np.array(labels, dtype=np.int64)
 
 
 def hop_accuracy(examples: Sequence[PathExample], ranker: PathRanker, vectors: dict[str, np.ndarray]) -> float:
@@ -229,7 +232,7 @@ def hop_accuracy(examples: Sequence[PathExample], ranker: PathRanker, vectors: d
     their masked questions)."""
     if not examples:
         return 0.0
-    return sum(int(np.argmax(ranker.hop_probabilities(vectors[ex.masked]))) + 1 == ex.asked for ex in examples) / len(examples)
+    return sum(int(np.argmax(ranker.hop_probabilities(vectors[ex.masked], ex.masked))) + 1 == ex.asked for ex in examples) / len(examples)
 
 
 def train_path_ranker(
@@ -277,10 +280,10 @@ def train_path_ranker(
             raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to train on")
         vectors = r.paths.cache
         ranker = fit(train, vectors, r.embedder.name, max(hops), config.epochs, config.lr, seed=config.seed)
-        # The hop model learns from each question once, as asked (not the copies walked deeper).
-        own = [ex for ex in train if ex.hops == ex.asked]
-        r.paths.vectors([ex.masked for ex in train + [ex for v in held.values() for ex in v]])
-        hops_q, hops_bias = fit_hops(np.stack([vectors[ex.masked] for ex in own]), np.array([ex.asked for ex in own]), max(hops), seed=config.seed)
+        held_out = [ex for v in held.values() for ex in v]
+        _, texts, labels = hop_questions(r, info.name, split, hops, config.skip, {ex.uid for ex in held_out})
+        r.paths.vectors(sorted(set(texts)) + [ex.masked for ex in held_out])
+        hops_q, hops_bias = fit_hop_model(np.stack([vectors[t] for t in texts]), texts, labels, max(hops), seed=config.seed)
         ranker = replace(ranker, hops_q=hops_q, hops_bias=hops_bias)
         report = PathRankerReport(
             dataset=info.name,
@@ -295,6 +298,70 @@ def train_path_ranker(
         )
         if save:
             save_ranker(r.conn, info.name, replace(ranker, report={**report.to_json(), **asdict(config), "split": split}))
+            r.rankers.pop(info.name, None)
+        return report
+    finally:
+        if own:
+            r.close()
+
+
+@dataclass(frozen=True)
+class HopModelReport:
+    """What ``refit_hop_model`` did: questions per hop count, held out per hop count, the held-out
+    accuracy per hop count, and the seconds it took."""
+
+    dataset: str
+    questions: dict[str, int]
+    held_out: dict[str, int]
+    hop_accuracy: dict[str, float]
+    seconds: float
+    saved: bool
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def refit_hop_model(
+    settings: Settings, dataset: str, config: PathTraining = PathTraining(), split: str | None = None, save: bool = True,
+    progress: Progress | None = None, retriever: Retriever | None = None,
+) -> HopModelReport:
+    """Fit ``dataset``'s hop model anew on its questions (:func:`hop_questions`) and store it in
+    its trained ranker, the relation-path weights untouched: no retrieval, so minutes where
+    ``train_path_ranker`` takes an hour. A seeded fifth of the questions is held out for the
+    report (and left out of the fit)."""
+    config.check()
+    hops = sorted(set(config.hops))
+    began = time.perf_counter()
+    own = retriever is None
+    r = retriever or Retriever(settings)
+    try:
+        info = r.knowledge_graph(dataset, "train-paths")
+        ranker = r.path_scorer(info.name).ranker
+        if ranker is None:
+            raise RetrievalError(f"dataset '{dataset}' has no trained ranker to hold a hop model: run `gr-neo4j train-paths -d {dataset}` first")
+        with (progress or NO_PROGRESS).phase("questions read and masked", total=1, unit="steps") as advance:
+            _, texts, labels = hop_questions(r, info.name, split, hops, config.skip)
+            advance(1)
+        if not texts:
+            raise RetrievalError(f"dataset '{dataset}' has no questions with hops in {hops} after the first {config.skip}")
+        held = np.random.default_rng(config.seed).random(len(texts)) < HELD_OUT
+        unique = sorted(set(texts))
+        row = dict(zip(unique, range(len(unique))))
+        x = r.paths.vectors(unique)[[row[t] for t in texts]]
+        fit_rows = np.flatnonzero(~held)
+        hops_q, hops_bias = fit_hop_model(x[fit_rows], [texts[i] for i in fit_rows], labels[fit_rows], max(hops), seed=config.seed)
+        ranker = replace(ranker, hops_q=hops_q, hops_bias=hops_bias)
+        right = {h: [int(np.argmax(ranker.hop_probabilities(x[i], texts[i]))) + 1 == h for i in np.flatnonzero(held & (labels == h))] for h in hops}
+        report = HopModelReport(
+            dataset=info.name,
+            questions={str(h): int((labels == h).sum()) for h in hops},
+            held_out={str(h): len(v) for h, v in right.items()},
+            hop_accuracy={str(h): round(float(np.mean(v)), 4) if v else 0.0 for h, v in right.items()},
+            seconds=round(time.perf_counter() - began, 1),
+            saved=save,
+        )
+        if save:
+            save_ranker(r.conn, info.name, replace(ranker, report={**ranker.report, "hop_model": report.to_json()}))
             r.rankers.pop(info.name, None)
         return report
     finally:

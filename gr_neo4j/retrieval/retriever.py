@@ -256,7 +256,7 @@ class Retriever:
             return ()
         text = masked(question, linked)
         m = q if text == question else self.paths.vectors([text])[0]
-        return tuple(round(float(x), 4) for x in ranker.hop_probabilities(m))
+        return tuple(round(float(x), 4) for x in ranker.hop_probabilities(m, text))
 
     def choose(self, f: Fetched, mode: Mode | str | None = None, data: bool = True) -> RetrievalResult:
         """Stages 3-4: select under ``mode`` (default: ``f.params.mode``) and build the result.
