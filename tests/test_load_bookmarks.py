@@ -18,6 +18,7 @@ from neo4j import Bookmarks
 from neo4j.exceptions import TransientError
 
 from gr_neo4j.ingest.embed import TextVectors
+from gr_neo4j.ingest.lease import DatasetLease
 from gr_neo4j.ingest.writer import IndependentSessions, write_rows
 from gr_neo4j.schema import init_schema
 
@@ -30,12 +31,12 @@ def future_bookmark(conn) -> str:
     conn.query("CREATE (:BookmarkProbe)")
     (bookmark,) = conn.driver.execute_query_bookmark_manager.get_bookmarks()
     prefix, body = bookmark.split(":", 1)
-    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    raw = base64.b64decode(body + "=" * (-len(body) % 4))  # standard alphabet, padding dropped
     # Neo4j 5's layout, in PackStream: a list of one (0x91) 16-byte string (0xcc 0x10, the database's
     # id), the transaction id (an integer), an empty list (0x90). The id becomes an INT_32 (0xca).
     assert raw[:3] == b"\x91\xcc\x10" and raw[-1:] == b"\x90", raw.hex()
     ahead = b"\xca" + (10**6).to_bytes(4, "big")
-    return prefix + ":" + base64.urlsafe_b64encode(raw[:19] + ahead + raw[-1:]).decode().rstrip("=")
+    return prefix + ":" + base64.b64encode(raw[:19] + ahead + raw[-1:]).decode().rstrip("=")
 
 
 def entity_rows(n: int) -> tuple[list[dict], TextVectors]:
@@ -84,3 +85,13 @@ def test_a_transient_error_runs_the_batch_again(conn):
     assert sessions.write(work) == 1
     assert errors == [BOOKMARK_TIMEOUT]
     assert conn.read_tx(lambda tx: tx.run("MATCH (p:RetryProbe) RETURN count(p) AS n").single()["n"]) == 1
+
+
+def test_the_claims_heartbeat_waits_on_no_shared_bookmark(conn):
+    init_schema(conn, DIM)
+    lease = DatasetLease(conn, "t")
+    lease.acquire("knowledge-graph", "test-embedder", DIM)
+    conn.driver.execute_query_bookmark_manager.update_bookmarks((), [future_bookmark(conn)])
+    began = time.monotonic()
+    assert lease.heartbeat()
+    assert time.monotonic() - began < 25, "the heartbeat waited for the shared bookmark"

@@ -18,9 +18,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from neo4j import RoutingControl
 from neo4j.exceptions import DriverError, Neo4jError
 
 from ..connection import Connection
+from ..cypher_store import statement
 from ..errors import GrNeo4jError
 
 LEASE_S = 60  # a claim without a heartbeat for this long is taken to be dead
@@ -90,8 +92,16 @@ class DatasetLease:
         raise DatasetBusy(busy_message(self.dataset, dict(row), "load"))
 
     def heartbeat(self) -> bool:
-        """True while the claim is still ours."""
-        return bool(self.conn.write("load_lease_heartbeat", dataset=self.dataset, token=self.token))
+        """True while the claim is still ours.
+
+        Without bookmarks: the shared manager's newest bookmark may be a transaction that the server
+        has committed but not yet applied while the load's batches run (measured at 10x MetaQA:
+        641 asked, 636 applied), and a heartbeat waiting on it would let the claim lapse."""
+        records, _, _ = self.conn.driver.execute_query(
+            statement("load_lease_heartbeat"), {"dataset": self.dataset, "token": self.token},
+            database_=self.conn.database, routing_=RoutingControl.WRITE, bookmark_manager_=None,
+        )
+        return bool(records)
 
     @contextmanager
     def kept_alive(self) -> Iterator[None]:
