@@ -187,6 +187,11 @@ def test_retrieve_writes_training_samples(loaded, tmp_path):
     assert "James Cameron" in titanic.node_texts and "who directed Titanic" in titanic.question
     assert titanic.data.x.shape[0] == len(titanic.node_texts) and titanic.data.edge_attr.shape[0] == titanic.data.edge_index.shape[1]
     assert "Inception|The Dark Knight" in by_label
+    assert re.search(r"\d+\.\d questions/s; retrieval p50 [\d.]+ ms, p95 [\d.]+ ms", " ".join(out.output.split()))
+    out = runner.invoke(app, ["retrieve", "--dataset", "metaqa", "--split", split, "--out", str(out_file), "--json"])
+    report = json.loads(out.stdout)
+    assert (report["samples"], report["path"]) == (2, str(out_file)) and report["questions_per_s"] > 0
+    assert 0 < report["retrieval_ms"]["p50"] <= report["retrieval_ms"]["p95"]
 
 
 def test_ask_answers_from_the_graph_by_default_with_the_path_that_supports_it(loaded):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -97,6 +98,10 @@ def test_json_of_stats_status_and_eval_retrieval(server, conn, env, tmp_path):
     report = json.loads(result.stdout)  # the tables and the note on --json-out are not on stdout
     assert report == json.loads(figures.read_text())
     assert report["dataset"] == "metaqa" and set(report["hops"]["1"]["modes"]) == {"paths"}
+    assert report["questions_per_s"] == round(3 / report["seconds"], 2) > 0
+    text = runner.invoke(app, args[:-3], env=env)  # the tables, and the rate under them
+    assert text.exit_code == 0, text.output
+    assert re.search(r"^3 questions in [\d.]+ s: [\d.]+ questions/s, each through 1 mode$", text.stdout, re.MULTILINE), text.stdout
     assert f"figures written to {figures}" in " ".join(result.stderr.split())
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -167,16 +168,22 @@ def retrieve(
     answer_cap: int = ANSWER_CAP,
     path_ranker: bool = PATH_RANKER,
     limit: int | None = typer.Option(None, "--limit", help="At most this many questions."),
+    as_json: bool = JSON,
 ) -> None:
     """Retrieve the subgraph of every question of a split and write the training samples."""
     from ..retrieval.batch import retrieve_split
 
     report = retrieve_split(settings_from(), dataset, split, out, _params(mode, hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap, path_ranker=path_ranker),
         limit=limit, progress=RichProgress(err_console))
+    if as_json:
+        print_json(report.to_json())
+        return
     console.print(
         f"Wrote {report.samples} samples to {report.path} in {report.seconds:.1f} s "
         f"(mean {report.mean_nodes:.1f} nodes, {report.mean_edges:.1f} edges; answer in subgraph: {report.answer_recall:.3f})"
     )
+    p = report.retrieval_ms or {}
+    console.print(f"{report.questions_per_s:.1f} questions/s; retrieval p50 {p.get('p50')} ms, p95 {p.get('p95')} ms", highlight=False)
 
 
 def eval_retrieval(
@@ -217,10 +224,16 @@ def eval_retrieval(
 
     hop_list = _hop_list(hops)
     params = _params(None, DEFAULTS.hops, topk, topk_e, cost_e, max_paths, node_budget, answer_cap=answer_cap, path_ranker=path_ranker)
+    began = time.perf_counter()
     report = evaluate_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
         ceilings=ceilings, predict_hops=predict_hops,
     )
+    # The whole run's rate (connection, warm-up and every mode of each question included); the
+    # per-stage latencies are in the report itself.
+    seconds = time.perf_counter() - began
+    questions = sum(fig["questions"] for fig in report["hops"].values())
+    report |= {"seconds": round(seconds, 2), "questions_per_s": round(questions / seconds, 2)}
     if json_out:
         json_out.write_text(json.dumps(report, indent=2))
     if as_json:
@@ -235,6 +248,8 @@ def eval_retrieval(
     _print_table(f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", REPORT_COLUMNS, report_rows(report), left=("mode",))
     _print_table("Entity linking against the stored topic entities", LINKING_COLUMNS, linking_rows(report))
     _print_table("Ceilings: share of questions whose gold answers a retriever can reach", CEILING_COLUMNS, ceiling_rows(report))
+    console.print(f"{questions} questions in {report['seconds']:.1f} s: {report['questions_per_s']:.1f} questions/s, "
+                  f"each through {len(modes)} mode{'s' if len(modes) != 1 else ''}", highlight=False)
     if json_out:
         console.print(f"[dim]figures written to {json_out}[/]")
 
