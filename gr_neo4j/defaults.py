@@ -69,6 +69,14 @@ class Objective(StrEnum):
     JOINT = "joint"  # both: the LM loss plus --node-weight times the node loss; the head ranks the prompt's candidates
 
 
+class PathFit(StrEnum):
+    """What `train-paths` fits (see `gr_neo4j.retrieval.path_training`)."""
+
+    ALL = "all"  # the relation-path ranker, the hop model and the path plan, from scratch
+    HOP_MODEL = "hop-model"  # only the hop model, into the stored ranker: every question's words, no retrieval (minutes)
+    PATH_PLAN = "path-plan"  # only the path plan, into the stored ranker: --limit questions per hop retrieved as asked
+
+
 class EmbedderBackend(StrEnum):
     """What runs the embedding model (see `gr_neo4j.embedder`); GR_NEO4J_EMBEDDER_BACKEND or `embedder_backend`."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from conftest import metaqa_fixture
 from typer.testing import CliRunner
@@ -270,6 +271,28 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert "hop_probabilities" in result.to_json()
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(path_ranker=False))
     assert result.hop_probabilities == () and result.parameters["hops"] == DEFAULT_HOPS
+    # The hop model alone is refitted from every question, the path weights kept.
+    before = load_ranker(metaqa.conn, "metaqa")
+    out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--hops", "1,2", "--skip", "0", "--fit", "hop-model", "--json"])
+    assert out.exit_code == 0, out.output
+    refit = json.loads(out.stdout)
+    counts = {str(h): len(metaqa.conn.read("retrieval_questions", dataset="metaqa", split=None, hops=h, limit=None, skip=0)) for h in (1, 2)}
+    assert refit["questions"] == counts and refit["saved"] is True
+    after = load_ranker(metaqa.conn, "metaqa")
+    assert np.array_equal(after.weight, before.weight) and after.report["hop_model"]["questions"] == refit["questions"]
+    assert after.hops_q.shape == before.hops_q.shape
+    # The path plan alone is fitted from retrieved questions and kept with the ranker.
+    out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--hops", "1,2", "--skip", "0", "--fit", "path-plan", "--json"])
+    assert out.exit_code == 0, out.output
+    plan_report = json.loads(out.stdout)
+    assert set(plan_report["top1_planned"]) == {"1", "2"} and plan_report["saved"] is True
+    planned = load_ranker(metaqa.conn, "metaqa")
+    assert planned.plan is not None and planned.plan.strength == plan_report["plan_strength"]
+    assert np.array_equal(planned.weight, before.weight) and np.array_equal(planned.hops_q, after.hops_q)
+    assert all(len(p) in (1, 2) for p in planned.plan.paths)
+    metaqa.rankers.clear()
+    result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(hops=1))
+    assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in result.nodes}
     out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--skip", "100"])
     assert out.exit_code == 1 and "no questions with hops = 1 after the first 100" in out.output
     metaqa.conn.run_autocommit("MATCH (d:Dataset {name: 'metaqa'}) REMOVE d.path_ranker_weight")

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..defaults import AnswerBy, Decoding, Mode
+from ..defaults import AnswerBy, Decoding, Mode, PathFit
 from ..retrieval.params import DEFAULT_HOPS, MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
 from .common import DECODING, JSON, console, err_console, handles_errors, print_json, settings_from
 from .progress import RichProgress
@@ -266,20 +266,30 @@ def train_paths(
     lr: float = typer.Option(PathTraining.lr, "--lr", help="Adam learning rate."),
     deep: int = typer.Option(PathTraining.deep, "--deep", help="Questions per smaller hop count also walked as deep as the largest (asked with more hops than they need)."),
     save: bool = typer.Option(True, "--save/--dry-run", help="Store the ranker on the dataset (or only report how it would do)."),
+    fit: PathFit = typer.Option(PathFit.ALL, "--fit", help="What to fit: all from scratch, or only the hop model or the path plan into the stored ranker."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Train the dataset's relation-path ranker on its own questions and store it in Neo4j (used by the paths mode)."""
-    from ..retrieval.path_training import train_path_ranker
+    from ..retrieval.path_training import refit_hop_model, refit_path_plan, train_path_ranker
 
     config = PathTraining(tuple(_hop_list(hops)), skip, limit, epochs, lr, deep=deep)
-    r = train_path_ranker(settings_from(), dataset, config, split, save=save, progress=RichProgress(err_console))
+    trainer = {PathFit.ALL: train_path_ranker, PathFit.HOP_MODEL: refit_hop_model, PathFit.PATH_PLAN: refit_path_plan}[fit]
+    r = trainer(settings_from(), dataset, config, split, save=save, progress=RichProgress(err_console))
     if as_json:
         print(json.dumps(r.to_json(), indent=2))
         return
-    rows = [(h, str(r.questions[h]), str(r.examples[h]), str(r.held_out[h]), f"{r.top1_cosine[h]:.3f}", f"{r.top1_trained[h]:.3f}") for h in r.held_out]
-    _print_table(f"Relation-path ranker of {r.dataset}: held-out top-1 (the best-ranked path reaches the answers best)",
-                 ("hops", "questions", "with a path to an answer", "held out", "top-1 cosine", "top-1 trained"), rows)
-    console.print(f"{'stored on the dataset' if r.saved else 'not stored (--dry-run)'}; {r.seconds:.0f} s")
+    stored = "stored on the dataset" if r.saved else "not stored (--dry-run)"
+    if fit == PathFit.HOP_MODEL:
+        rows = [(k, str(r.questions[k]), str(r.held_out[k]), f"{r.hop_accuracy[k]:.3f}") for k in r.held_out]
+        _print_table(f"Hop model of {r.dataset}: held-out questions whose hop count it predicts", ("hops", "questions", "held out", "right"), rows)
+        console.print(f"{stored}; {r.seconds:.0f} s")
+        return
+    cosine = getattr(r, "top1_cosine", None)
+    rows = [(h, str(r.questions[h]), str(r.examples[h]), str(r.held_out[h]), *([f"{cosine[h]:.3f}"] if cosine else []),
+             f"{r.top1_trained[h]:.3f}", f"{r.top1_planned.get(h, r.top1_trained[h]):.3f}") for h in r.held_out]
+    columns = ("hops", "questions", "with a path to an answer", "held out", *(["top-1 cosine"] if cosine else []), "top-1 ranker", "top-1 with plan")
+    _print_table(f"Relation-path ranker of {r.dataset}: held-out top-1 (the best-ranked path reaches the answers best)", columns, rows)
+    console.print(f"path plan strength {r.plan_strength:g} (tuned on the held-out questions); {stored}; {r.seconds:.0f} s")
 
 
 def _print_table(title: str, columns, rows, left: tuple[str, ...] = ()) -> None:

@@ -34,8 +34,10 @@ import numpy as np
 
 from ..connection import Connection
 from .hop_model import hop_probabilities
+from .path_plan import PathPlan
 
 Step = tuple[str, bool]  # (relation text, walked backwards)
+PLAN_PROPERTIES = ("plan_paths", "plan_weight", "plan_bias", "plan_strength")
 SCALE = 20.0  # logits = SCALE * score: cosines live in [-1, 1], too flat for a softmax
 
 
@@ -45,8 +47,8 @@ class PathRanker:
     ``embedder``: the model the vectors come from; ``report``: how it was trained and what it scored.
     ``step_q`` ``[D, K]``, ``step_rel`` ``[H, 2, D, K]`` and ``length_q`` ``[H, D]``: the step and
     length terms; ``hops_q`` ``[H, D + B]`` (``[H, D]`` in rankers stored before its n-grams) and
-    ``hops_bias`` ``[H]``: the hop model (None: absent, as
-    in rankers stored before they existed)."""
+    ``hops_bias`` ``[H]``: the hop model; ``plan``: the path plan (:mod:`.path_plan`). None:
+    absent, as in rankers stored before they existed."""
 
     weight: np.ndarray
     bias: np.ndarray
@@ -57,6 +59,7 @@ class PathRanker:
     length_q: np.ndarray | None = None
     hops_q: np.ndarray | None = None
     hops_bias: np.ndarray | None = None
+    plan: PathPlan | None = None
 
     def hop_probabilities(self, masked_q: np.ndarray, masked_text: str) -> np.ndarray | None:
         """``[H]`` the probability that the question needs 1..H relations, read from it with the
@@ -114,6 +117,7 @@ class PathRanker:
             "length_q": flat(self.length_q),
             "hops_q": flat(self.hops_q),
             "hops_bias": flat(self.hops_bias),
+            **(self.plan.to_properties() if self.plan is not None else dict.fromkeys(PLAN_PROPERTIES)),
         }
 
     @classmethod
@@ -134,7 +138,7 @@ class PathRanker:
             hops_q = np.asarray(rec["hops_q"], dtype=np.float32).reshape(len(hops_bias), -1)
         return cls(
             np.asarray(rec["weight"], dtype=np.float32).reshape(d, d), bias, rec["embedder"], json.loads(rec["report"] or "{}"),
-            step_q, step_rel, length_q, hops_q, hops_bias,
+            step_q, step_rel, length_q, hops_q, hops_bias, PathPlan.from_record(rec),
         )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from .hop_model import fit_hop_model
 from .linking import masked, masked_names, unbracketed
 from .modes import path_roots
 from .params import PathTraining, RetrievalError, RetrievalParams
+from .path_plan import STRENGTHS, fit_path_plan, plan_term
 from .path_ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
 from .paths import path_steps, walks_of
 from .retriever import Retriever
@@ -63,8 +64,9 @@ class PathExample:
 @dataclass(frozen=True)
 class PathRankerReport:
     """What ``train_path_ranker`` did: questions used per hop count (with a positive path), the
-    held-out top-1 before and after training per hop count, the hop model's held-out accuracy per
-    hop count, and the seconds it took."""
+    held-out top-1 before and after training per hop count (and with the path plan, at the
+    strength tuned on them), the hop model's held-out accuracy per hop count, and the seconds it
+    took."""
 
     dataset: str
     questions: dict[str, int]
@@ -75,6 +77,8 @@ class PathRankerReport:
     hop_accuracy: dict[str, float]
     seconds: float
     saved: bool
+    top1_planned: dict[str, float] = field(default_factory=dict)
+    plan_strength: float = 0.0
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -127,19 +131,23 @@ def examples_of(
 
 def top1(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: dict[str, np.ndarray]) -> float:
     """Share of ``examples`` whose best-scored path (shorter first on ties, as the selection ranks)
-    is a positive; ``ranker`` None: the cosine alone."""
+    is a positive; ``ranker`` None: the cosine alone; with its path plan when it has one
+    (``vectors`` then holds the masked questions too)."""
     if not examples:
         return 0.0
     hits = 0
     rels = sorted({rel for ex in examples for p in ex.paths for rel, _ in p})
     rel_row = {t: i for i, t in enumerate(rels)}
     projection = ranker.step_projection(np.stack([vectors[t] for t in rels])) if ranker is not None else None
+    plan = ranker.plan if ranker is not None and ranker.plan is not None and ranker.plan.strength > 0 else None
     for ex in examples:
         v = np.stack([vectors[t] for t in ex.texts])
         if ranker is None:
             s = v @ ex.q
         else:
             s = ranker.scores(ex.q, v, ex.lengths, *step_arrays(ex.paths, rel_row), projection)
+        if plan is not None:
+            s = s + plan.strength * plan_term(plan.log_probabilities(vectors[ex.masked], ex.masked), ex.paths)
         best = min(range(len(s)), key=lambda i: (-float(s[i]), int(ex.lengths[i])))
         hits += bool(ex.positive[best])
     return hits / len(examples)
@@ -204,6 +212,22 @@ def fit(
         return t.detach().numpy().copy()
 
     return PathRanker(out(weight), out(bias), embedder, step_q=out(step_q), step_rel=out(step_w), length_q=out(length_q))
+
+
+def fit_plan(ranker: PathRanker, train: Sequence[PathExample], held: dict[str, list[PathExample]], vectors: dict[str, np.ndarray], seed: int = 0) -> PathRanker:
+    """``ranker`` with a path plan (:mod:`.path_plan`) fitted on the ``train`` examples walked as
+    deep as asked, its strength the one of :data:`~.path_plan.STRENGTHS` under which most
+    ``held`` examples rank a positive first (``vectors`` holds their masked questions)."""
+    own = [ex for ex in train if ex.hops == ex.asked and ex.positive.any()]
+    if not own:
+        return ranker
+    plan = fit_path_plan(
+        np.stack([vectors[ex.masked] for ex in own]), [ex.masked for ex in own],
+        [[p for p, pos in zip(ex.paths, ex.positive) if pos] for ex in own], seed=seed,
+    )
+    held_out = [ex for v in held.values() for ex in v]
+    best = max(STRENGTHS, key=lambda k: (top1(held_out, replace(ranker, plan=replace(plan, strength=k)), vectors), -k))
+    return replace(ranker, plan=replace(plan, strength=best))
 
 
 def hop_questions(
@@ -282,16 +306,19 @@ def train_path_ranker(
         ranker = fit(train, vectors, r.embedder.name, max(hops), config.epochs, config.lr, seed=config.seed)
         held_out = [ex for v in held.values() for ex in v]
         _, texts, labels = hop_questions(r, info.name, split, hops, config.skip, {ex.uid for ex in held_out})
-        r.paths.vectors(sorted(set(texts)) + [ex.masked for ex in held_out])
+        r.paths.vectors(sorted(set(texts) | {ex.masked for ex in train + held_out}))
         hops_q, hops_bias = fit_hop_model(np.stack([vectors[t] for t in texts]), texts, labels, max(hops), seed=config.seed)
-        ranker = replace(ranker, hops_q=hops_q, hops_bias=hops_bias)
+        trained = replace(ranker, hops_q=hops_q, hops_bias=hops_bias)
+        ranker = fit_plan(trained, train, held, vectors, seed=config.seed)
         report = PathRankerReport(
             dataset=info.name,
             questions=counts,
             examples=examples,
             held_out={h: len(v) for h, v in held.items()},
             top1_cosine={h: round(top1(v, None, vectors), 4) for h, v in held.items()},
-            top1_trained={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},
+            top1_trained={h: round(top1(v, trained, vectors), 4) for h, v in held.items()},
+            top1_planned={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},
+            plan_strength=ranker.plan.strength if ranker.plan is not None else 0.0,
             hop_accuracy={h: round(hop_accuracy(v, ranker, vectors), 4) for h, v in held.items()},
             seconds=round(time.perf_counter() - began, 1),
             saved=save,
@@ -367,3 +394,78 @@ def refit_hop_model(
     finally:
         if own:
             r.close()
+
+
+@dataclass(frozen=True)
+class PathPlanReport:
+    """What ``refit_path_plan`` did: questions fetched and examples per hop count, held out per hop
+    count, their top-1 under the stored ranker alone and with the new plan, its strength, the
+    seconds it took."""
+
+    dataset: str
+    questions: dict[str, int]
+    examples: dict[str, int]
+    held_out: dict[str, int]
+    top1_trained: dict[str, float]
+    top1_planned: dict[str, float]
+    plan_strength: float
+    seconds: float
+    saved: bool
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def refit_path_plan(
+    settings: Settings, dataset: str, config: PathTraining = PathTraining(), split: str | None = None, save: bool = True,
+    progress: Progress | None = None, retriever: Retriever | None = None,
+) -> PathPlanReport:
+    """Fit ``dataset``'s path plan anew into its stored ranker, the path weights and hop model
+    untouched: ``config.limit`` questions per hop count (spread after ``config.skip``) are
+    retrieved as deep as asked, a seeded fifth held out to tune the plan's strength and report."""
+    config.check()
+    began = time.perf_counter()
+    progress = progress or NO_PROGRESS
+    own = retriever is None
+    r = retriever or Retriever(settings)
+    try:
+        info = r.knowledge_graph(dataset, "train-paths")
+        stored = r.path_scorer(info.name).ranker
+        if stored is None:
+            raise RetrievalError(f"dataset '{dataset}' has no trained ranker to hold a path plan: run `gr-neo4j train-paths -d {dataset}` first")
+        base = replace(stored, plan=None)
+        r.rankers[info.name] = base  # examples are fetched as the ranker alone would rank them
+        r.warm(info.name, max(config.hops))
+        rng = np.random.default_rng(config.seed)
+        train, held, counts, examples = [], {}, {}, {}
+        for h in sorted(set(config.hops)):
+            qs = questions_of(r, info.name, split, hops=h, skip=config.skip)
+            qs = qs[:: max(1, len(qs) // config.limit)][: config.limit]
+            ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress, f"{h}-hop questions", hops=h)
+            counts[str(h)], examples[str(h)] = len(qs), len(ex)
+            order = rng.permutation(len(ex))
+            cut = round(len(ex) * HELD_OUT)
+            held[str(h)] = [ex[i] for i in order[:cut]]
+            train += [ex[i] for i in order[cut:]]
+        vectors = r.paths.cache
+        r.paths.vectors(sorted({ex.masked for ex in train} | {ex.masked for v in held.values() for ex in v}))
+        ranker = fit_plan(base, train, held, vectors, seed=config.seed)
+        report = PathPlanReport(
+            dataset=info.name,
+            questions=counts,
+            examples=examples,
+            held_out={h: len(v) for h, v in held.items()},
+            top1_trained={h: round(top1(v, base, vectors), 4) for h, v in held.items()},
+            top1_planned={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},
+            plan_strength=ranker.plan.strength if ranker.plan is not None else 0.0,
+            seconds=round(time.perf_counter() - began, 1),
+            saved=save,
+        )
+        if save:
+            save_ranker(r.conn, info.name, replace(ranker, report={**stored.report, "path_plan": report.to_json()}))
+        return report
+    finally:
+        if own:
+            r.close()
+        else:  # the next retrieval reads the stored ranker again
+            r.rankers.clear()

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .candidates import Candidates
+from .path_plan import plan_term
 from .path_ranker import SCALE, PathRanker, Step, step_arrays
 
 FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an answer cap is set
@@ -42,10 +43,23 @@ class PathScorer:
         self.ranker = ranker
         self.cache: dict[str, np.ndarray] = {} if cache is None else cache
         self._projection: tuple[dict[str, int], np.ndarray | None] = ({}, None)
+        self.plan_lp: dict | None = None  # one question's path-plan log-probabilities (:meth:`planned`)
 
     def using(self, ranker: PathRanker | None) -> PathScorer:
         """This scorer with ``ranker`` (None: cosine only), sharing the cache of vectors."""
         return self if ranker is self.ranker else PathScorer(self.encode, ranker, self.cache)
+
+    def planned(self, masked_text: str) -> PathScorer:
+        """This scorer for one question whose ranker's path plan (:mod:`.path_plan`) adds its
+        term: ``masked_text`` is the question with the names it links masked. Itself when the
+        ranker has no plan (or a strength of 0)."""
+        plan = self.ranker.plan if self.ranker is not None else None
+        if plan is None or plan.strength <= 0:
+            return self
+        out = PathScorer(self.encode, self.ranker, self.cache)
+        out._projection = self._projection
+        out.plan_lp = plan.log_probabilities(self.vectors([masked_text])[0], masked_text)
+        return out
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
@@ -68,7 +82,10 @@ class PathScorer:
         if self.ranker.step_q is not None:
             rel_row, projection = self.projection({rel for p in paths for rel, _ in p})
             steps, backwards = step_arrays(paths, rel_row)
-        return self.ranker.scores(q, v, lengths, steps, backwards, projection)
+        out = self.ranker.scores(q, v, lengths, steps, backwards, projection)
+        if self.plan_lp is not None:
+            out = out + self.ranker.plan.strength * plan_term(self.plan_lp, paths)
+        return out
 
     def projection(self, rels: set[str]) -> tuple[dict[str, int], np.ndarray]:
         """The ranker's :meth:`~.path_ranker.PathRanker.step_projection` of every relation text
@@ -193,11 +210,11 @@ class RankedPath:
 def rank_paths(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer, max_paths: int) -> list[RankedPath]:
     """The ``max_paths`` relation paths of ``w`` most similar to ``q`` (shorter first on ties),
     memoised on ``c`` like the walks: completion and selection rank the same paths."""
-    key = ("ranked", id(w), q.tobytes(), id(scorer.ranker))
+    key = ("ranked", id(w), q.tobytes(), id(scorer.ranker), id(scorer.plan_lp))
     if key not in c.memo:
-        # w and the ranker are kept with the result so that their ids cannot be reused meanwhile.
-        c.memo[key] = (w, scorer.ranker, _ranked(c, w, q, scorer))
-    return c.memo[key][2][:max_paths]
+        # w, the ranker and the plan are kept with the result so that their ids cannot be reused meanwhile.
+        c.memo[key] = (w, scorer.ranker, scorer.plan_lp, _ranked(c, w, q, scorer))
+    return c.memo[key][3][:max_paths]
 
 
 def _ranked(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer) -> list[RankedPath]:

@@ -263,7 +263,10 @@ class Retriever:
         ``data=False`` skips the node embeddings (``features`` None, and so no ``Data``): figures only."""
         params = f.params if mode is None else replace(f.params, mode=Mode(mode))
         began = time.perf_counter()
-        scorer = self.path_scorer(f.dataset.name, params.path_ranker) if f.dataset.kind == "knowledge-graph" else self.paths
+        scorer = self.paths
+        if f.dataset.kind == "knowledge-graph":
+            # The path plan reads the question as the hop model does, with the names it links masked.
+            scorer = self.path_scorer(f.dataset.name, params.path_ranker).planned(masked(f.question, f.linked))
         c, s, complete_ms = self.complete(f, params, scorer)
         sel = selector(params.mode)(c, s, params, scorer)
         chosen = time.perf_counter()
