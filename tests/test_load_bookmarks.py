@@ -22,7 +22,7 @@ from gr_neo4j.ingest.lease import DatasetLease
 from gr_neo4j.ingest.writer import IndependentSessions, write_rows
 from gr_neo4j.schema import init_schema
 
-DIM = 8
+DIM = 384  # the test embedder's: the vector indexes outlive this test in the session's database
 BOOKMARK_TIMEOUT = "Neo.TransientError.Transaction.BookmarkTimeout"
 
 
