@@ -47,12 +47,13 @@ from benchlib.peak_rss import PeakRss
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("paths", "reference")
 # Measured at 1x and 3x (this script, hash embedder, 2026-12): the store is 4.3-5.7 KB per triple
-# (and up to 2 GB of transaction logs); the loading client's peak RSS was 581 MB at 1x and 935 MB
-# at 3x, 1.4 KB per triple over a 0.4 GB base (the loader parses everything before it writes). Used
-# to refuse a size that would not fit before spending an hour on it.
+# (and up to 2 GB of transaction logs). The loading client (parse everything, then write): parsed
+# rows about 0.55 KB and vectors 0.5 KB per triple, over about 0.1 GB of imports and 0.2-0.3 GB
+# while four entity batches are in flight (430 MB at 1x). Used to refuse a size that would not fit
+# before spending an hour on it.
 STORE_BYTES_PER_TRIPLE = 5700
 TX_LOGS_GB = 2.5
-CLIENT_BYTES_PER_TRIPLE = 1450
+CLIENT_BYTES_PER_TRIPLE = 1100
 CLIENT_BASE_GB = 0.4
 TRIPLES_1X = 128_683  # what generate(1.0) gives
 LOAD_ATTEMPTS = 2  # a load that fails (e.g. a transient Neo4j error under heavy load) is resumed once
