@@ -43,6 +43,31 @@ def hop_features(vectors: np.ndarray, texts: Sequence[str], buckets: int = NGRAM
     return np.concatenate([np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1), grams], axis=1)
 
 
+def ngram_rows(texts: Sequence[str], buckets: int = NGRAM_BUCKETS):
+    """``[N, buckets]`` the :func:`ngram_features` of ``texts`` as a sparse torch matrix: a few
+    dozen of 4,096 entries are non-zero, so fitting multiplies by it sparsely (minutes, not tens)."""
+    import torch
+
+    rows, cols, vals = [], [], []
+    for i, t in enumerate(texts):
+        f = ngram_features(t, buckets)
+        nz = np.flatnonzero(f)
+        rows += [i] * len(nz)
+        cols += nz.tolist()
+        vals += f[nz].tolist()
+    index = torch.tensor([rows, cols], dtype=torch.int64).reshape(2, -1)
+    return torch.sparse_coo_tensor(index, torch.tensor(vals, dtype=torch.float32), (len(texts), buckets)).coalesce()
+
+
+def hop_logits(dense, grams, weight, bias):
+    """``[N, C]`` logits of ``weight`` ``[C, D + B]`` and ``bias`` ``[C]`` over the features split
+    in a dense part ``dense`` ``[N, D]`` and a sparse one ``grams`` ``[N, B]`` (:func:`ngram_rows`)."""
+    import torch
+
+    d = dense.shape[1]
+    return dense @ weight[:, :d].T + torch.sparse.mm(grams, weight[:, d:].T) + bias
+
+
 def hop_probabilities(weight: np.ndarray, bias: np.ndarray, vector: np.ndarray, text: str) -> np.ndarray:
     """``[H]`` P(1..H relations) of one masked question (``vector`` ``[D]``, ``text``) under
     ``weight`` ``[H, D]`` (vector only) or ``[H, D + B]`` and ``bias`` ``[H]``."""
@@ -71,14 +96,15 @@ def fit_hop_model(
     first = np.fromiter(row.values(), dtype=np.int64, count=len(row))
     counts = np.bincount([row[k] for k in zip(texts, labels.tolist())], minlength=len(texts))[first]
     torch.manual_seed(seed)
-    x = torch.from_numpy(hop_features(np.asarray(vectors)[first], [texts[i] for i in first]))
+    dense = torch.from_numpy(np.asarray(vectors, dtype=np.float32)[first])
+    grams = ngram_rows([texts[i] for i in first])
     y = torch.from_numpy(labels[first])
     w = torch.from_numpy((counts / counts.sum()).astype(np.float32))
-    weight = torch.zeros(max_hops, x.shape[1], requires_grad=True)
+    weight = torch.zeros(max_hops, dense.shape[1] + NGRAM_BUCKETS, requires_grad=True)
     bias = torch.zeros(max_hops, requires_grad=True)
     opt = torch.optim.Adam([weight, bias], lr=lr, weight_decay=1e-4)
     for _ in range(epochs):
-        loss = (torch.nn.functional.cross_entropy(x @ weight.T + bias, y, reduction="none") * w).sum()
+        loss = (torch.nn.functional.cross_entropy(hop_logits(dense, grams, weight, bias), y, reduction="none") * w).sum()
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hop_model import hop_features
+from .hop_model import NGRAM_BUCKETS, hop_features, hop_logits, ngram_rows
 
 Step = tuple[str, bool]  # (relation text, walked backwards), as in :mod:`.path_ranker`
 Signature = tuple[Step, ...]
@@ -87,16 +87,17 @@ def fit_path_plan(
     paths = tuple(sorted({tuple(p) for ps in positives for p in ps}))
     index = {p: i for i, p in enumerate(paths)}
     torch.manual_seed(seed)
-    x = torch.from_numpy(hop_features(masked_q, masked_texts))
+    dense = torch.from_numpy(np.asarray(masked_q, dtype=np.float32))
+    grams = ngram_rows(masked_texts)
     target = torch.zeros(len(masked_texts), len(paths), dtype=torch.bool)
     for i, ps in enumerate(positives):
         for p in ps:
             target[i, index[tuple(p)]] = True
-    weight = torch.zeros(len(paths), x.shape[1], requires_grad=True)
+    weight = torch.zeros(len(paths), dense.shape[1] + NGRAM_BUCKETS, requires_grad=True)
     bias = torch.zeros(len(paths), requires_grad=True)
     opt = torch.optim.Adam([weight, bias], lr=lr, weight_decay=1e-5)
     for _ in range(epochs):
-        lp = torch.log_softmax(x @ weight.T + bias, dim=1)
+        lp = torch.log_softmax(hop_logits(dense, grams, weight, bias), dim=1)
         loss = -torch.logsumexp(lp.masked_fill(~target, -1e9), dim=1).mean()
         opt.zero_grad()
         loss.backward()
