@@ -25,9 +25,9 @@ def test_chaos_smoke_run_has_no_violation():
         "--triples", "2000", "--questions", "200", "--batch-size", "250",
         "--rounds", "3", "--faults", ",".join(FAULTS), "--starts", "empty",
         "--seed", "0",  # its three faults strike at a row count, i.e. during the writes
-        "--time-limit", "900", "--embedder", str(tiny_embedder_path()),
+        "--time-limit", "1500", "--embedder", str(tiny_embedder_path()),
     ]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200, check=False)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800, check=False)
     assert done.stdout.strip(), done.stderr[-3000:]
     summary = json.loads(done.stdout)
     assert summary["violations"] == [], done.stderr[-3000:]
