@@ -56,7 +56,8 @@ def ngram_rows(texts: Sequence[str], buckets: int = NGRAM_BUCKETS):
         cols += nz.tolist()
         vals += f[nz].tolist()
     index = torch.tensor([rows, cols], dtype=torch.int64).reshape(2, -1)
-    return torch.sparse_coo_tensor(index, torch.tensor(vals, dtype=torch.float32), (len(texts), buckets)).coalesce()
+    values = torch.tensor(vals, dtype=torch.float32)
+    return torch.sparse_coo_tensor(index, values, (len(texts), buckets), check_invariants=True).coalesce()
 
 
 def hop_logits(dense, grams, weight, bias):
