@@ -1,14 +1,16 @@
 """From a question to a small connected subgraph, in typed stages (see ``retriever.py``):
 
 embed -> fetch candidates (a :class:`CandidateSource`: Neo4j, or the graph in memory) -> score ->
-select (the :class:`Selector` registered for the :class:`~gr_neo4j.defaults.Mode`) -> text + Data.
+select (the :class:`Selector` registered for the :class:`~gr_neo4j.defaults.Mode`) -> text, and the
+PyG ``Data`` only when a model reads it.
 
 >>> from gr_neo4j.retrieval import retrieve
 >>> result = retrieve(settings, "who directed [Titanic]?", dataset="metaqa", entities=["Titanic"])
 >>> print(result.desc)
 
 The names below are imported on first use (PEP 562): ``gr_neo4j.retrieval.params`` (the knobs and
-their defaults, which the CLI shows) stays light; numpy, torch and the driver load with the stages.
+their defaults, which the CLI shows) stays light; numpy and the driver load with the stages, torch
+only with a model or a training step.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ _LAZY = {
     "Linked": "linking", "link": "linking",
     "MODES": "modes", "SELECTORS": "modes", "Selection": "modes", "Selector": "modes",
     "PathScorer": "paths", "PCSTSelection": "pcst", "retrieval_pcst": "pcst",
-    "RetrievalResult": "result", "RetrievedEdge": "result", "RetrievedNode": "result", "Timings": "result",
+    "GraphFeatures": "result", "RetrievalResult": "result", "RetrievedEdge": "result", "RetrievedNode": "result", "Timings": "result",
     "Fetched": "retriever", "Retriever": "retriever", "retrieve": "retriever",
 }
 
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from .modes import MODES, SELECTORS, Selection, Selector
     from .paths import PathScorer
     from .pcst import PCSTSelection, retrieval_pcst
-    from .result import RetrievalResult, RetrievedEdge, RetrievedNode, Timings
+    from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
     from .retriever import Fetched, Retriever, retrieve
 
 
@@ -51,6 +53,7 @@ __all__ = [
     "Candidates",
     "DatasetInfo",
     "Fetched",
+    "GraphFeatures",
     "Linked",
     "Neo4jSource",
     "PCSTSelection",
