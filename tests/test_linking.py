@@ -295,5 +295,9 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in result.nodes}
     out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--skip", "100"])
     assert out.exit_code == 1 and "no questions with hops = 1 after the first 100" in out.output
+    # A refit with nothing to learn from stops before it replaces the stored plan.
+    out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--skip", "100", "--fit", "path-plan"])
+    assert out.exit_code == 1 and "no questions with hops = 1 after the first 100" in out.output
+    assert "Traceback" not in out.output and load_ranker(metaqa.conn, "metaqa").plan is not None
     metaqa.conn.run_autocommit("MATCH (d:Dataset {name: 'metaqa'}) REMOVE d.path_ranker_weight")
     metaqa.rankers.clear()

@@ -25,6 +25,7 @@ import numpy as np
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of
+from .candidates import DatasetInfo
 from .hop_model import fit_hop_model
 from .linking import masked, masked_names, unbracketed
 from .modes import path_roots
@@ -251,6 +252,27 @@ def hop_questions(
     return uids, texts, np.array(labels, dtype=np.int64)
 
 
+def spread(questions: Sequence[Question], limit: int) -> list[Question]:
+    """``limit`` of ``questions`` spread evenly over them: uid order groups question templates."""
+    return list(questions[:: max(1, len(questions) // limit)][:limit])
+
+
+def held_out_split(examples: Sequence[PathExample], rng: np.random.Generator) -> tuple[list[PathExample], list[PathExample]]:
+    """A seeded :data:`HELD_OUT` share of ``examples`` and the rest: (held out, train)."""
+    order = rng.permutation(len(examples))
+    cut = round(len(examples) * HELD_OUT)
+    return [examples[i] for i in order[:cut]], [examples[i] for i in order[cut:]]
+
+
+def stored_ranker(r: Retriever, dataset: str, part: str) -> tuple[DatasetInfo, PathRanker]:
+    """``dataset`` (a knowledge graph) and its stored ranker, which a refit of ``part`` goes into."""
+    info = r.knowledge_graph(dataset, "train-paths")
+    ranker = r.path_scorer(info.name).ranker
+    if ranker is None:
+        raise RetrievalError(f"dataset '{dataset}' has no trained ranker to hold a {part}: run `gr-neo4j train-paths -d {dataset}` first")
+    return info, ranker
+
+
 def hop_accuracy(examples: Sequence[PathExample], ranker: PathRanker, vectors: dict[str, np.ndarray]) -> float:
     """Share of ``examples`` whose hop count the ranker's hop model predicts (``vectors`` holds
     their masked questions)."""
@@ -283,23 +305,19 @@ def train_path_ranker(
         train, held, counts, examples = [], {}, {}, {}
         deepest = max(hops)
         for h in hops:
-            qs = questions_of(r, info.name, split, hops=h, skip=config.skip)
-            # Spread over all the questions after skip: uid order groups question templates.
-            qs = qs[:: max(1, len(qs) // config.limit)][: config.limit]
+            qs = spread(questions_of(r, info.name, split, hops=h, skip=config.skip), config.limit)
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
             runs = [(str(h), qs, h)]
             if h < deepest and config.deep:
                 # Walked deeper than it needs; spread over the slice, as uid order groups question templates.
-                runs.append((f"{h} in {deepest}", qs[:: max(1, len(qs) // config.deep)][: config.deep], deepest))
+                runs.append((f"{h} in {deepest}", spread(qs, config.deep), deepest))
             for key, asked, depth in runs:
                 counts[key] = len(asked)
                 ex = examples_of(r, info.name, asked, replace(RetrievalParams(), hops=depth), progress, f"{h}-hop questions, {depth} deep", hops=h)
                 examples[key] = len(ex)
-                order = rng.permutation(len(ex))
-                cut = round(len(ex) * HELD_OUT)
-                held[key] = [ex[i] for i in order[:cut]]
-                train += [ex[i] for i in order[cut:]]
+                held[key], rest = held_out_split(ex, rng)
+                train += rest
         if not train:
             raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to train on")
         vectors = r.paths.cache
@@ -362,10 +380,7 @@ def refit_hop_model(
     own = retriever is None
     r = retriever or Retriever(settings)
     try:
-        info = r.knowledge_graph(dataset, "train-paths")
-        ranker = r.path_scorer(info.name).ranker
-        if ranker is None:
-            raise RetrievalError(f"dataset '{dataset}' has no trained ranker to hold a hop model: run `gr-neo4j train-paths -d {dataset}` first")
+        info, ranker = stored_ranker(r, dataset, "hop model")
         with (progress or NO_PROGRESS).phase("questions read and masked", total=1, unit="steps") as advance:
             _, texts, labels = hop_questions(r, info.name, split, hops, config.skip)
             advance(1)
@@ -429,24 +444,22 @@ def refit_path_plan(
     own = retriever is None
     r = retriever or Retriever(settings)
     try:
-        info = r.knowledge_graph(dataset, "train-paths")
-        stored = r.path_scorer(info.name).ranker
-        if stored is None:
-            raise RetrievalError(f"dataset '{dataset}' has no trained ranker to hold a path plan: run `gr-neo4j train-paths -d {dataset}` first")
+        info, stored = stored_ranker(r, dataset, "path plan")
         base = replace(stored, plan=None)
         r.rankers[info.name] = base  # examples are fetched as the ranker alone would rank them
         r.warm(info.name, max(config.hops))
         rng = np.random.default_rng(config.seed)
         train, held, counts, examples = [], {}, {}, {}
         for h in sorted(set(config.hops)):
-            qs = questions_of(r, info.name, split, hops=h, skip=config.skip)
-            qs = qs[:: max(1, len(qs) // config.limit)][: config.limit]
+            qs = spread(questions_of(r, info.name, split, hops=h, skip=config.skip), config.limit)
+            if not qs:
+                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
             ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress, f"{h}-hop questions", hops=h)
             counts[str(h)], examples[str(h)] = len(qs), len(ex)
-            order = rng.permutation(len(ex))
-            cut = round(len(ex) * HELD_OUT)
-            held[str(h)] = [ex[i] for i in order[:cut]]
-            train += [ex[i] for i in order[cut:]]
+            held[str(h)], rest = held_out_split(ex, rng)
+            train += rest
+        if not any(ex.positive.any() for ex in train):
+            raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to fit the path plan on")
         vectors = r.paths.cache
         r.paths.vectors(sorted({ex.masked for ex in train} | {ex.masked for v in held.values() for ex in v}))
         ranker = fit_plan(base, train, held, vectors, seed=config.seed)
