@@ -13,7 +13,13 @@ Starts its own managed Neo4j in a temporary home on free ports (the distribution
 GR_NEO4J_DIST, default ~/.cache/gr-neo4j/dist) unless NEO4J_URI is set; that database must then be
 empty of MetaQA. Prints one JSON document (and writes it to --out).
 
-    python scripts/bench_load.py [--metaqa DIR] [--baseline-triples 5000] [--batch-size 5000] [--out FILE]
+`--backends torch,onnx` repeats all of it once per embedder backend, each on a fresh managed server,
+in one run: the machine's speed drifts from day to day, so a backend's speed-up only shows against
+the other backend measured beside it. The write phases, which never touch the embedder, are the
+control: they should match between the runs.
+
+    python scripts/bench_load.py [--metaqa DIR] [--backends torch,onnx] [--baseline-triples 5000]
+                                 [--batch-size 5000] [--out FILE]
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import psutil
 from benchlib.peak_rss import PeakRss
 
 from gr_neo4j.connection import connect
+from gr_neo4j.defaults import EmbedderBackend
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.ingest import drop_from, get_loader, load_into, stats_of
 from gr_neo4j.ingest.records import entity_uid, rel_uid
@@ -146,6 +153,7 @@ def run(settings, metaqa: Path, batch_size: int, baseline_n: int) -> dict:
     ours_tps = first.input_relationships / write_s
     return {
         "dataset": "metaqa (kb.txt + {1,2,3}-hop/qa_dev.txt)",
+        "embedder_backend": settings.embedder_backend or "default",
         "machine": {
             "cpus": os.cpu_count(),
             # other work on the machine slows every phase: compare wall time with this process's CPU time
@@ -193,31 +201,60 @@ def run(settings, metaqa: Path, batch_size: int, baseline_n: int) -> dict:
     }
 
 
+def run_managed(metaqa: Path, batch_size: int, baseline_n: int, backend: str | None) -> dict:
+    """`run` on a fresh managed server in a temporary home (the distribution shared via GR_NEO4J_DIST)."""
+    from gr_neo4j.server import process
+
+    dist = os.environ.get("GR_NEO4J_DIST") or str(Path.home() / ".cache" / "gr-neo4j" / "dist")
+    with tempfile.TemporaryDirectory(prefix="bench-load-") as home:
+        settings = load_settings(
+            home=home, dist_dir=dist, bolt_port=free_port(), http_port=free_port(), heap="2g", pagecache="1g",
+            embedder_backend=backend,
+        )
+        process.start(settings)
+        try:
+            return run(settings, metaqa, batch_size, baseline_n)
+        finally:
+            process.stop(settings)
+
+
+def compare(runs: list[dict]) -> dict:
+    """Ratios of the first backend's run to each other one: embedding, full load, and the writes (the control)."""
+    first = runs[0]["full_load"]
+    out = {}
+    for other in runs[1:]:
+        o = other["full_load"]
+        out[f"{runs[0]['embedder_backend']} / {other['embedder_backend']}"] = {
+            "embed_s": round(first["phases_s"]["embed"] / o["phases_s"]["embed"], 2),
+            "full_load_s": round(first["wall_s"] / o["wall_s"], 2),
+            "write_triples_per_s (control, ~1.0)": round(o["write_triples_per_s"] / first["write_triples_per_s"], 2),
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--metaqa", type=Path, default=shared_path("metaqa"), help="MetaQA directory (default: the shared datasets dir)")
+    parser.add_argument("--backends", default=None,
+                        help="comma-separated embedder backends (torch, onnx) to run one after another; default: the configured one")
     parser.add_argument("--batch-size", type=int, default=5000)
     parser.add_argument("--baseline-triples", type=int, default=5000)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.metaqa is None or not (args.metaqa / "kb.txt").is_file():
         raise SystemExit("MetaQA not found: pass --metaqa DIR (with kb.txt and {1,2,3}-hop/qa_dev.txt)")
+    backends = [b.strip() for b in args.backends.split(",")] if args.backends else [None]
+    known = {b.value for b in EmbedderBackend}
+    if any(b is not None and b not in known for b in backends):
+        raise SystemExit(f"--backends: each must be one of {', '.join(sorted(known))}, got {args.backends!r}")
+    if os.environ.get("NEO4J_URI") and len(backends) > 1:
+        raise SystemExit("--backends with more than one backend needs fresh managed servers: unset NEO4J_URI")
 
     if os.environ.get("NEO4J_URI"):
-        result = run(load_settings(), args.metaqa, args.batch_size, args.baseline_triples)
+        result = run(load_settings(embedder_backend=backends[0]), args.metaqa, args.batch_size, args.baseline_triples)
     else:
-        from gr_neo4j.server import process
-
-        dist = os.environ.get("GR_NEO4J_DIST") or str(Path.home() / ".cache" / "gr-neo4j" / "dist")
-        with tempfile.TemporaryDirectory(prefix="bench-load-") as home:
-            settings = load_settings(
-                home=home, dist_dir=dist, bolt_port=free_port(), http_port=free_port(), heap="2g", pagecache="1g"
-            )
-            process.start(settings)
-            try:
-                result = run(settings, args.metaqa, args.batch_size, args.baseline_triples)
-            finally:
-                process.stop(settings)
+        runs = [run_managed(args.metaqa, args.batch_size, args.baseline_triples, b) for b in backends]
+        result = runs[0] if len(runs) == 1 else {"runs": runs, "ratios": compare(runs)}
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
