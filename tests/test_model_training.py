@@ -166,6 +166,16 @@ def test_two_accumulated_half_batches_step_like_one_whole_batch(tmp_path, sample
     assert not all(torch.allclose(wa[k], wc[k], atol=1e-5) for k in wa)  # without accumulation: 6 steps, other weights
 
 
+def test_graph_lr_gives_the_gnn_and_projector_their_own_peak_rate(tmp_path, samples_file):
+    config, _ = trained(tmp_path, samples_file, epochs=1, lora=True, lr=1e-3, graph_lr=2e-2, warmup_epochs=0.0)
+    groups = torch.load(config.out / "last.pt", weights_only=True)["scheduler"]["base_lrs"]
+    assert groups == [1e-3, 2e-2]  # LoRA adapters at --lr, GNN + projector at --graph-lr
+    same, _ = trained(tmp_path / "same", samples_file, epochs=1, lora=True, lr=1e-3, warmup_epochs=0.0)
+    assert torch.load(same.out / "last.pt", weights_only=True)["scheduler"]["base_lrs"] == [1e-3, 1e-3]
+    with pytest.raises(GrNeo4jError, match="--graph-lr must be positive"):
+        trained(tmp_path / "bad", samples_file, epochs=1, graph_lr=-1.0)
+
+
 def test_resume_refuses_another_configuration(tmp_path, samples_file):
     config, _ = trained(tmp_path, samples_file, epochs=1)
     config.gnn = "gat"

@@ -30,6 +30,7 @@ def train(
     batch_size: int = typer.Option(T.batch_size, "--batch-size"),
     grad_accum: int = typer.Option(T.grad_accum, "--grad-accum", help="Batches summed before each optimiser step."),
     lr: float = typer.Option(T.lr, "--lr", help="Peak learning rate of AdamW."),
+    graph_lr: float | None = typer.Option(T.graph_lr, "--graph-lr", help="Peak learning rate of the GNN and projector (default: --lr)."),
     min_lr: float = typer.Option(T.min_lr, "--min-lr", help="Floor the half cosine decays to (G-Retriever's; capped at --lr)."),
     lora: bool = typer.Option(T.lora, "--lora/--frozen", help="Tune the LLM with LoRA (r 8) or keep it frozen."),
     gnn: Gnn = typer.Option(T.gnn, "--gnn", help="Graph encoder: gt (graph transformer), gat, gcn, or none (LLM only, needs --lora)."),
@@ -51,7 +52,8 @@ def train(
     config = TrainConfig(dataset=dataset, out=out, retrieved=retrieved, tsv=tsv, llm=llm, epochs=epochs,
                          batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, gnn=gnn,
                          graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
-                         max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr)
+                         max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr,
+                         graph_lr=graph_lr)
     result = run(config, settings=settings_from(), progress=RichProgress(err_console))
     console.print(
         f"trained {result.epochs_run} epochs ({result.stopped}), best validation loss {result.best_val_loss:.4f} "

@@ -75,6 +75,9 @@ class TrainConfig:
     grad_accum: int = 1  # batches whose gradients are summed before one optimiser step
     eval_batch_size: int = 16
     lr: float = 1e-5  # peak learning rate, reached after the warm-up
+    # peak learning rate of the graph side (GNN and projector, trained from scratch) when it should
+    # exceed the LLM side's (LoRA); None: ``lr`` for both, as the paper
+    graph_lr: float | None = None
     min_lr: float = 5e-6  # floor of the half cosine (G-Retriever's lr_schedule; capped at lr)
     weight_decay: float = 0.05
     warmup_epochs: float = 1.0

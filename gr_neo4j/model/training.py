@@ -144,12 +144,17 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     mcfg = model.config
     llm_name = mcfg.llm
     head = list(model.head.parameters()) if model.head is not None else []
-    in_head = {id(p) for p in head}
-    rest = [p for p in model.parameters() if p.requires_grad and id(p) not in in_head]
-    params = rest + head
+    graph = [p for m in (model.encoder, model.projector) if m is not None for p in m.parameters() if p.requires_grad]
+    apart = {id(p) for p in head + graph}
+    rest = [p for p in model.parameters() if p.requires_grad and id(p) not in apart]  # the LLM side: LoRA adapters
+    params = rest + graph + head
     if not params:
         raise GrNeo4jError(f"nothing to train: use a GNN (--gnn {'|'.join(g for g in Gnn if g != Gnn.NONE)}) or --lora")
-    groups = ([{"params": rest}] if rest else []) + ([{"params": head, "lr": config.head_lr}] if head else [])
+    if config.graph_lr is not None and config.graph_lr <= 0:
+        raise GrNeo4jError(f"--graph-lr must be positive, got {config.graph_lr}")
+    # the param groups are always in this order (resume restores the optimiser's state by position)
+    groups = [g for g in ({"params": rest}, {"params": graph, "lr": config.graph_lr or config.lr},
+                          {"params": head, "lr": config.head_lr}) if g["params"]]
     opt = torch.optim.AdamW(groups, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
     # optimiser steps per epoch: the schedule advances once per step, so it ends where it should
     steps_per_epoch = math.ceil(math.ceil(len(train_set) / config.batch_size) / config.grad_accum)
@@ -164,7 +169,10 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
             raise GrNeo4jError(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
         state = torch.load(out / RESUME, map_location="cpu", weights_only=True)
         model.load_state_dict(state["weights"], strict=False)
-        opt.load_state_dict(state["optimizer"])
+        try:
+            opt.load_state_dict(state["optimizer"])
+        except ValueError:  # saved before the graph side had its own param group
+            raise GrNeo4jError(f"{out}: its optimiser state groups the parameters differently; use another --out or --no-resume") from None
         sched.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["torch_rng"])
         history, best_val, best_epoch, bad_epochs = state["history"], state["best_val"], state["best_epoch"], state["bad_epochs"]
