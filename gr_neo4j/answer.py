@@ -94,14 +94,15 @@ def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm:
 
     A checkpoint with a node head (``train --objective node|joint``) needs the question's vector
     (``embedder``, else the configured one): joint lists the head's best nodes in the prompt; node
-    answers with the head alone (the nodes above 0.5 probability, else the best), no LLM.
+    answers with the head alone (the nodes above 0.5 probability, else the best), no LLM. One of
+    objective label answers with its classifier's label, no LLM either.
 
     The only place that imports the answering stack (see the module docstring).
     """
     from .model import GRetrieverModel, load_checkpoint
     from .model import answer as generate
     from .model.answer_head import fill_question_vectors, head_answer
-    from .model.checkpoint import load_node_model, read_config
+    from .model.checkpoint import load_label_model, load_node_model, read_config
     from .model.config import ModelConfig
 
     def sample_of(result: RetrievalResult) -> SubgraphSample:
@@ -122,6 +123,9 @@ def load_answerer(settings: Settings, checkpoint: str | Path | None = None, llm:
                 return head_answer(scorer.score([sample])[0], sample.node_texts)[1]
 
             return Answerer(by_head, f"the node head of checkpoint {checkpoint}")
+        if mcfg.objective == Objective.LABEL:
+            classifier = load_label_model(checkpoint)
+            return Answerer(lambda result: classifier.predict([sample_of(result)])[0], f"the label classifier of checkpoint {checkpoint}")
         model, by = load_checkpoint(checkpoint, llm=llm, settings=settings, progress=progress), f"checkpoint {checkpoint}"
     else:
         if llm is None:

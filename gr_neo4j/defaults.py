@@ -62,11 +62,12 @@ class AnswerBy(StrEnum):
 
 
 class Objective(StrEnum):
-    """What `train` optimises (see `gr_neo4j.model.answer_head`)."""
+    """What `train` optimises (see `gr_neo4j.model.answer_head` and `gr_neo4j.model.label_model`)."""
 
     LM = "lm"  # the LLM's answer tokens (G-Retriever)
     NODE = "node"  # only the question-conditioned node head, binary cross-entropy on the answer nodes; no LLM
     JOINT = "joint"  # both: the LM loss plus --node-weight times the node loss; the head ranks the prompt's candidates
+    LABEL = "label"  # label datasets (ExplaGraphs): the embedder's encoder fine-tuned to pick the label; no LLM
 
 
 class PathFit(StrEnum):

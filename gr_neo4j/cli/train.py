@@ -42,9 +42,11 @@ def train(
     max_minutes: float | None = typer.Option(T.max_minutes, "--max-minutes", help="Wall-clock budget for the training."),
     resume: bool = typer.Option(T.resume, "--resume/--no-resume", help="Continue the checkpoint in --out if there is one."),
     objective: Objective = typer.Option(T.objective, "--objective", help="lm (answer tokens), node (a question-conditioned node "
-                                        "head alone, BCE on the answer nodes, no LLM), or joint (both; the prompt lists the head's best nodes)."),
+                                        "head alone, BCE on the answer nodes, no LLM), joint (both; the prompt lists the head's best nodes), or label (ExplaGraphs: "
+                                        "the embedder's encoder fine-tuned to pick the label, no LLM)."),
     node_weight: float = typer.Option(T.node_weight, "--node-weight", help="Weight of the node head's loss with --objective joint."),
     head_lr: float = typer.Option(T.head_lr, "--head-lr", help="Peak learning rate of the node head."),
+    encoder_lr: float = typer.Option(T.encoder_lr, "--encoder-lr", help="Peak learning rate of the encoder fine-tuned by --objective label."),
 ) -> None:
     """Train the GNN + LLM model (G-Retriever), or a node head, and write a checkpoint directory."""
     from ..model.training import train as run
@@ -53,7 +55,7 @@ def train(
                          batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, gnn=gnn,
                          graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
                          max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr,
-                         graph_lr=graph_lr)
+                         graph_lr=graph_lr, encoder_lr=encoder_lr)
     result = run(config, settings=settings_from(), progress=RichProgress(err_console))
     console.print(
         f"trained {result.epochs_run} epochs ({result.stopped}), best validation loss {result.best_val_loss:.4f} "
@@ -80,7 +82,7 @@ def eval_(
         print_json(r.to_json())
         return
     kgqa = r.f1 is not None
-    if r.answered_by == "llm":
+    if r.answered_by != "node head":  # the LLM's answers, or the label classifier's
         _llm_tables(r, kgqa)
     if r.head:
         head = Table("hops", "Hit@1", "answer precision", "answer recall", "answer F1", "samples",

@@ -145,6 +145,21 @@ def load_node_model(checkpoint_dir: str | Path):
     return model.eval()
 
 
+def load_label_model(checkpoint_dir: str | Path):
+    """The label classifier of a checkpoint trained with objective label (no LLM), as a
+    :class:`~.label_model.LabelModel` in eval mode."""
+    from .label_model import LabelModel
+
+    checkpoint_dir = Path(checkpoint_dir)
+    config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
+    if config.objective != Objective.LABEL:
+        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective {config.objective}, it has no label classifier")
+    weights = _weights_file(checkpoint_dir)
+    model = LabelModel.from_checkpoint(checkpoint_dir, config)
+    load_weights(model, load_file(str(weights)), weights)
+    return model.eval()
+
+
 def _weights_file(checkpoint_dir: Path) -> Path:
     weights = checkpoint_dir / WEIGHTS
     if not weights.is_file():
@@ -165,6 +180,8 @@ def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None, progres
     config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
     if config.objective == Objective.NODE:
         raise GrNeo4jError(f"{checkpoint_dir}: trained with objective node, a node head without an LLM (see load_node_model)")
+    if config.objective == Objective.LABEL:
+        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective label, a classifier without an LLM (see load_label_model)")
     weights = _weights_file(checkpoint_dir)
     llm_model, tokenizer = llm if llm is not None else load_llm_named(config.llm, settings, progress)
     model = GRetrieverModel(llm_model, tokenizer, config)

@@ -42,6 +42,7 @@ class ModelConfig:
     head_layers: int = 2
     head_dropout: float = 0.1
     candidates: int = 5
+    labels: list[str] = field(default_factory=list)  # objective label: what the classifier picks from
 
     def __post_init__(self) -> None:
         self.gnn = Gnn(self.gnn)  # plain strings (a stored config, a caller) become the member
@@ -49,7 +50,8 @@ class ModelConfig:
 
     @property
     def has_head(self) -> bool:
-        return self.objective != Objective.LM
+        """A node head (objective node or joint)."""
+        return self.objective in (Objective.NODE, Objective.JOINT)
 
     def to_dict(self) -> dict:
         return {k: (str(v) if isinstance(v, (Gnn, Objective)) else v) for k, v in asdict(self).items()}
@@ -99,6 +101,7 @@ class TrainConfig:
     objective: Objective = Objective.LM
     node_weight: float = 1.0  # weight of the node head's binary cross-entropy in the joint loss
     head_lr: float = 1e-3  # peak learning rate of the node head (trained from scratch, unlike the LLM side)
+    encoder_lr: float = 5e-5  # objective label: peak learning rate of the fine-tuned encoder (BERT-style fine-tuning)
     head_hidden: int = 256
     head_layers: int = 2
     candidates: int = 5  # node texts ranked by the head that the prompt lists (joint)
@@ -106,6 +109,11 @@ class TrainConfig:
     def __post_init__(self) -> None:
         self.gnn = Gnn(self.gnn)
         self.objective = Objective(self.objective)
+
+    @property
+    def peak_lr(self) -> float:
+        """The peak learning rate of the main parameter group, which the schedule's floor is relative to."""
+        return self.encoder_lr if self.objective == Objective.LABEL else self.lr
 
     def to_dict(self) -> dict:
         return {k: (str(v) if isinstance(v, (Path, Gnn, Objective)) else v) for k, v in asdict(self).items()}

@@ -23,9 +23,11 @@ from ..metrics import answer_set_scores, hallucinated, hit_at_1, hop_group, is_c
 from ..progress import NO_PROGRESS, Progress
 from ..samples import SubgraphSample, load_samples
 from .answer_head import NodeModel, fill_question_vectors, head_answer
-from .checkpoint import answer, load_checkpoint, load_node_model, read_config, write_json
+from .checkpoint import answer, load_checkpoint, load_label_model, load_node_model, read_config, write_json
 from .config import ModelConfig, TrainConfig
 from .datasets import SPLITS, load_split
+
+ANSWERED_BY = {Objective.NODE: "node head", Objective.LABEL: "label classifier"}  # else the LLM
 
 
 @dataclass
@@ -47,7 +49,7 @@ class EvalResult:
     outside_rate: float | None = None
     by_hop: dict[str, dict] | None = None  # hop group -> Scores.to_json() (+ "head"), when there are several
     decoding: str = Decoding.AUTO.value
-    answered_by: str = "llm"  # or "node head" (objective node: the head's answers are the predictions)
+    answered_by: str = "llm"  # or what answered instead of an LLM (ANSWERED_BY)
     head: dict | None = None  # the node head's figures (head_figures), where the checkpoint has one
 
     def to_json(self) -> dict:
@@ -122,6 +124,12 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | 
         with (progress or NO_PROGRESS).phase("scoring nodes", total=None, unit="samples"):
             tops, head_preds = head_answers(load_node_model(checkpoint_dir), samples, batch_size)
         predictions = head_preds
+    elif mcfg.objective == Objective.LABEL:
+        classifier = load_label_model(checkpoint_dir)
+        with (progress or NO_PROGRESS).phase("classifying", total=len(samples), unit="samples") as advance:
+            for i in range(0, len(samples), batch_size):
+                predictions.extend(classifier.predict(samples[i:i + batch_size]))
+                advance(len(samples[i:i + batch_size]))
     else:
         model = load_checkpoint(checkpoint_dir, llm=llm, settings=settings, progress=progress)
         with (progress or NO_PROGRESS).phase("answering", total=len(samples), unit="samples") as advance:
@@ -166,7 +174,7 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | 
     result = EvalResult(tcfg.dataset, split, scores.metric, scores.value, scores.correct, scores.total,
                         scores.hallucination_rate, rate, pred_path, checkpoint_dir / f"metrics-{split}.json",
                         scores.precision, scores.recall, scores.f1, scores.outside_rate, by_hop, str(Decoding(decoding)),
-                        "node head" if mcfg.objective == Objective.NODE else "llm", head)
+                        ANSWERED_BY.get(mcfg.objective, "llm"), head)
     write_json(result.metrics, result.to_json())
     return result
 

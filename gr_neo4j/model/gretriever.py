@@ -96,6 +96,10 @@ class GRetrieverModel(nn.Module):
     def llm_dtype(self) -> torch.dtype:
         return self.llm.get_input_embeddings().weight.dtype
 
+    def graph_parameters(self) -> list[nn.Parameter]:
+        """The trainable parameters of the graph side (GNN and projector), which ``--graph-lr`` sets."""
+        return [p for m in (self.encoder, self.projector) if m is not None for p in m.parameters() if p.requires_grad]
+
     def trainable_state_dict(self) -> dict[str, Tensor]:
         """Only the learnt weights (encoder, projector, LoRA adapters), on the CPU."""
         names = {n for n, p in self.named_parameters() if p.requires_grad}

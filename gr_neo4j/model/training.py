@@ -17,7 +17,7 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -33,6 +33,7 @@ from .checkpoint import CONFIG, FORMAT, RESUME, load_llm_named, read_config, sav
 from .config import ModelConfig, TrainConfig
 from .datasets import load_splits
 from .gretriever import GRetrieverModel
+from .label_model import ENCODER, LabelModel
 from .plot import plot_curves
 
 
@@ -40,8 +41,8 @@ from .plot import plot_curves
 class TrainResult:
     out: Path
     epochs_run: int  # epochs completed, counting a resumed run's earlier ones
-    best_epoch: int
-    best_val_loss: float
+    best_epoch: int  # kept by the lowest validation loss, or a classifier's highest validation accuracy
+    best_val_loss: float  # the validation loss of the best epoch
     stopped: str  # 'epochs', 'early stopping' or 'time budget'
     train_samples_per_s: float  # optimisation steps only (validation excluded)
     seconds: float  # the whole run, validation and checkpointing included
@@ -65,7 +66,7 @@ def lr_schedule(opt: torch.optim.Optimizer, steps_per_epoch: int, config: TrainC
 
     return get_cosine_with_min_lr_schedule_with_warmup(
         opt, num_warmup_steps=round(steps_per_epoch * config.warmup_epochs), num_training_steps=steps_per_epoch * config.epochs,
-        min_lr_rate=min(config.min_lr / config.lr, 1.0) if config.lr > 0 else 0.0)
+        min_lr_rate=min(config.min_lr / config.peak_lr, 1.0) if config.peak_lr > 0 else 0.0)
 
 
 def model_config(config: TrainConfig, llm_name: str, embed_dim: int, embedder: str) -> ModelConfig:
@@ -78,10 +79,18 @@ def model_config(config: TrainConfig, llm_name: str, embed_dim: int, embedder: s
 
 def build_model(config: TrainConfig, train_set: Sequence[SubgraphSample], settings, llm, progress: Progress):
     """The model an objective trains: the GNN + LLM (lm), the node head alone without any LLM
-    (node), or both (joint); a head gets the weight of the answer nodes in its loss."""
+    (node), or both (joint), a head weighting the answer nodes in its loss; or the label classifier
+    fine-tuned from the embedder's encoder (label)."""
     objective = Objective(config.objective)
     embed_dim = int(train_set[0].data.x.size(1))
     embedder_name = _embedder_name(settings) if config.tsv is not None else ""
+    if objective == Objective.LABEL:
+        from ..embedder import embedder_source
+        from .label_model import labels_of
+
+        source = embedder_source(settings)
+        mcfg = replace(model_config(config, "", embed_dim, source.name), labels=labels_of(config.dataset))
+        return LabelModel.from_pretrained(source.location, mcfg)
     if objective == Objective.NODE:
         model = NodeModel(model_config(config, "", embed_dim, embedder_name))
     else:
@@ -136,15 +145,14 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     if not train_set or not val_set:
         raise GrNeo4jError("the train and validation splits must not be empty")
     objective = Objective(config.objective)
-    if objective != Objective.LM:
+    if objective in (Objective.NODE, Objective.JOINT):
         if kind_of(config.dataset) != "kgqa":
             raise GrNeo4jError(f"--objective {objective} scores nodes as answers: only for knowledge-graph QA, not {config.dataset}")
         fill_question_vectors(train_set + val_set, settings, embedder)
     model = build_model(config, train_set, settings, llm, progress)
     mcfg = model.config
-    llm_name = mcfg.llm
-    head = list(model.head.parameters()) if model.head is not None else []
-    graph = [p for m in (model.encoder, model.projector) if m is not None for p in m.parameters() if p.requires_grad]
+    head = list(model.head.parameters()) if getattr(model, "head", None) is not None else []
+    graph = model.graph_parameters() if isinstance(model, GRetrieverModel) else []
     apart = {id(p) for p in head + graph}
     rest = [p for p in model.parameters() if p.requires_grad and id(p) not in apart]  # the LLM side: LoRA adapters
     params = rest + graph + head
@@ -155,7 +163,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     # the param groups are always in this order (resume restores the optimiser's state by position)
     groups = [g for g in ({"params": rest}, {"params": graph, "lr": config.graph_lr or config.lr},
                           {"params": head, "lr": config.head_lr}) if g["params"]]
-    opt = torch.optim.AdamW(groups, lr=config.lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
+    opt = torch.optim.AdamW(groups, lr=config.peak_lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
     # optimiser steps per epoch: the schedule advances once per step, so it ends where it should
     steps_per_epoch = math.ceil(math.ceil(len(train_set) / config.batch_size) / config.grad_accum)
     sched = lr_schedule(opt, steps_per_epoch, config)
@@ -163,6 +171,8 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     history: list[dict] = []
     best_val, best_epoch, bad_epochs, start_epoch = math.inf, 0, 0, 0
     out.mkdir(parents=True, exist_ok=True)
+    if isinstance(model, LabelModel):
+        model.save_encoder(out / ENCODER)
     if config.resume and (out / RESUME).is_file():
         saved = read_config(out)
         if ModelConfig.from_dict(saved["model"]).to_dict() != mcfg.to_dict() or saved["train"].get("grad_accum", 1) != config.grad_accum:
@@ -213,30 +223,47 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         val_start = time.perf_counter()
         with progress.phase(f"validation {epoch + 1}/{config.epochs}", total=None, unit="samples"):
             val_loss = mean_loss(model, val_set, config.eval_batch_size)
+            # a classifier is kept by its validation accuracy, what it is judged by: its loss rises
+            # as it grows confident on a few samples while the accuracy can still improve
+            val_accuracy = model.accuracy(val_set, config.eval_batch_size) if isinstance(model, LabelModel) else None
         train_loss = sum(step_losses) / len(step_losses)
         history.append({"epoch": epoch + 1, "train_loss": train_loss, "val_loss": val_loss,
+                        **({"val_accuracy": val_accuracy} if val_accuracy is not None else {}),
                         "lr": opt.param_groups[0]["lr"], "samples": seen, "train_seconds": epoch_time,
                         "val_seconds": time.perf_counter() - val_start, "step_losses": step_losses})
-        progress.note(f"epoch {epoch + 1}/{config.epochs}: train loss {train_loss:.4f}, validation loss {val_loss:.4f}, "
-                      f"{seen / epoch_time:.2f} samples/s")
-        if val_loss < best_val:
-            best_val, best_epoch, bad_epochs = val_loss, epoch + 1, 0
+        progress.note(f"epoch {epoch + 1}/{config.epochs}: train loss {train_loss:.4f}, validation loss {val_loss:.4f}"
+                      + (f", validation accuracy {val_accuracy:.4f}" if val_accuracy is not None else "")
+                      + f", {seen / epoch_time:.2f} samples/s")
+        criterion = -val_accuracy if val_accuracy is not None else val_loss  # lower is better
+        if criterion < best_val:
+            best_val, best_epoch, bad_epochs = criterion, epoch + 1, 0
             save_weights(model, out)
         else:
             bad_epochs += 1
         _save_resume(out, model, opt, sched, epoch + 1, history, best_val, best_epoch, bad_epochs)
-        write_json(out / CONFIG, header | {"best": {"epoch": best_epoch, "val_loss": best_val}})
+        best = history[best_epoch - 1] if best_epoch else {}
+        write_json(out / CONFIG, header | {"best": {"epoch": best_epoch, "val_loss": best.get("val_loss", math.inf),
+                                                    **({"val_accuracy": best["val_accuracy"]} if "val_accuracy" in best else {})}})
         write_json(out / "history.json", history)
-        title = f"{config.dataset}: {mcfg.gnn} + {llm_name}{' + LoRA' if config.lora else ''}" if objective != Objective.NODE else ""
-        plot_curves(history, out / "curves.png", title or f"{config.dataset}: node head ({mcfg.gnn})")
+        plot_curves(history, out / "curves.png", curves_title(config, mcfg))
         if stopped != "epochs":
             break
         if bad_epochs >= config.patience:
             stopped = "early stopping"
             break
     seconds = time.perf_counter() - started
-    return TrainResult(out, len(history), best_epoch, best_val, stopped, trained / train_time if trained else 0.0, seconds,
+    best_loss = history[best_epoch - 1]["val_loss"] if best_epoch else math.inf
+    return TrainResult(out, len(history), best_epoch, best_loss, stopped, trained / train_time if trained else 0.0, seconds,
                        history, out / "curves.png" if history else None)
+
+
+def curves_title(config: TrainConfig, mcfg: ModelConfig) -> str:
+    objective = Objective(config.objective)
+    if objective == Objective.NODE:
+        return f"{config.dataset}: node head ({mcfg.gnn})"
+    if objective == Objective.LABEL:
+        return f"{config.dataset}: label classifier ({mcfg.embedder})"
+    return f"{config.dataset}: {mcfg.gnn} + {mcfg.llm}{' + LoRA' if config.lora else ''}"
 
 
 def _save_resume(out: Path, model, opt, sched, epoch, history, best_val, best_epoch, bad_epochs) -> None:
