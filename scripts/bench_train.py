@@ -12,6 +12,7 @@ four, the majority-class rate of the test split (ExplaGraphs), epochs run.
 
     .venv/bin/python scripts/bench_train.py --minutes 60 --epochs 3          # the paper's recipe
     .venv/bin/python scripts/bench_train.py --minutes 55 --epochs 3 --lora --lr 2e-4 --graph-lr 1e-3
+    .venv/bin/python scripts/bench_train.py --objective label --epochs 8 --batch-size 16 --encoder-lr 1e-4 --min-lr 0
     .venv/bin/python scripts/bench_train.py --dataset metaqa --retrieved dev1.pt --minutes 20
     .venv/bin/python scripts/bench_train.py --minutes 2 --eval-limit 40   # a smoke run
 """
@@ -27,7 +28,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from gr_neo4j.defaults import Decoding, Gnn
+from gr_neo4j.defaults import Decoding, Gnn, Objective
 from gr_neo4j.model.config import TrainConfig  # light (no torch): the defaults of the options below
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,6 +51,9 @@ def main() -> None:
     ap.add_argument("--graph-lr", type=float, default=T.graph_lr, help="peak learning rate of the GNN and projector (default: --lr)")
     ap.add_argument("--min-lr", type=float, default=T.min_lr)
     ap.add_argument("--lora", action="store_true")
+    ap.add_argument("--objective", type=Objective, choices=list(Objective), default=T.objective,
+                    help="lm: G-Retriever; label: the fine-tuned label classifier (ExplaGraphs), no LLM")
+    ap.add_argument("--encoder-lr", type=float, default=T.encoder_lr, help="peak learning rate of the label classifier's encoder")
     ap.add_argument("--gnn", type=Gnn, choices=list(Gnn), default=T.gnn)
     ap.add_argument("--limit", type=int, default=None, help="at most this many samples per split")
     ap.add_argument("--eval-limit", type=int, default=None, help="answer only the first N test samples")
@@ -63,6 +67,7 @@ def main() -> None:
     from rich.console import Console
 
     from gr_neo4j.cli.progress import RichProgress
+    from gr_neo4j.llm import llm_source
     from gr_neo4j.metrics import score
     from gr_neo4j.model import GRetrieverModel, answer, evaluate, train
     from gr_neo4j.model.checkpoint import load_llm_named, read_config
@@ -82,31 +87,32 @@ def main() -> None:
 
     config = TrainConfig(dataset=args.dataset, out=out, **source, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, graph_lr=args.graph_lr, min_lr=args.min_lr, lora=args.lora, gnn=args.gnn,
-                         limit=args.limit, max_minutes=args.minutes, resume=False)
+                         limit=args.limit, max_minutes=args.minutes, resume=False, objective=args.objective,
+                         encoder_lr=args.encoder_lr)
     cpu0 = time.process_time()
     result = train(config, settings=settings, llm=llm, splits=splits, progress=progress)
     train_cpu_s = time.process_time() - cpu0
     decodings = [Decoding.AUTO] + ([] if args.no_free else [Decoding.FREE])
     trained = {}
-    for decoding in decodings:
+    for decoding in decodings if args.objective != Objective.LABEL else [Decoding.AUTO]:  # a classifier does not decode
         r = evaluate(out, "test", settings=settings, batch_size=args.eval_batch_size, limit=args.eval_limit,
                      progress=progress, decoding=decoding)
         trained[str(decoding)] = {f"test_{r.metric}": round(r.value, 4), "test_answered": r.total,
                                   "hallucination_rate": r.hallucination_rate, "generation_samples_per_s": round(r.samples_per_s, 3)}
     test = splits["test"][: args.eval_limit]
     report = {
-        "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "llm": read_config(out)["model"]["llm"],
-        "gnn": args.gnn, "lora": args.lora, "device": "cpu" if not torch.cuda.is_available() else "cuda",
+        "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "objective": str(args.objective),
+        "llm": read_config(out)["model"]["llm"] or llm_source(settings).name, "gnn": args.gnn, "lora": args.lora, "device": "cpu" if not torch.cuda.is_available() else "cuda",
         "threads": torch.get_num_threads(), "sizes": {k: len(v) for k, v in splits.items()},
         "samples_build_s": round(samples_s, 1), "llm_load_s": round(llm_load_s, 1),
         "train": {"budget_minutes": args.minutes, "epochs_planned": args.epochs, "batch_size": args.batch_size,
-                  "lr": args.lr, "graph_lr": args.graph_lr, "min_lr": args.min_lr, "epochs_run": result.epochs_run,
+                  "lr": args.lr, "graph_lr": args.graph_lr, "encoder_lr": args.encoder_lr, "min_lr": args.min_lr, "epochs_run": result.epochs_run,
                   "stopped": result.stopped, "samples_per_s": round(result.train_samples_per_s, 3),
                   "seconds": round(result.seconds, 1), "cpu_seconds": round(train_cpu_s, 1),
                   "best_epoch": result.best_epoch, "best_val_loss": round(result.best_val_loss, 4),
                   "history": [{k: (float(f"{v:.4g}") if isinstance(v, float) else v) for k, v in h.items() if k != "step_losses"}
                               for h in result.history]},
-        "g_retriever": trained,
+        "trained": trained,  # G-Retriever (objective lm) or the label classifier (label)
     }
     if args.dataset == "explagraphs":
         labels = Counter(x.label for x in test)
