@@ -109,12 +109,15 @@ class LabelModel(nn.Module):
         mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         return self.out((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
 
-    def forward(self, samples: Sequence[SubgraphSample]) -> Tensor:
-        gold = [self.labels.index(s.label) if s.label in self.labels else -1 for s in samples]
-        if -1 in gold:
-            bad = samples[gold.index(-1)]
+    def gold(self, samples: Sequence[SubgraphSample]) -> Tensor:
+        """``[B]`` the index of each sample's label."""
+        bad = next((s for s in samples if s.label not in self.labels), None)
+        if bad is not None:
             raise GrNeo4jError(f"sample {bad.id}: label {bad.label!r} is not one of {', '.join(self.labels)}")
-        return nn.functional.cross_entropy(self.logits(samples), torch.tensor(gold, device=self.out.weight.device))
+        return torch.tensor([self.labels.index(s.label) for s in samples], device=self.out.weight.device)
+
+    def forward(self, samples: Sequence[SubgraphSample]) -> Tensor:
+        return nn.functional.cross_entropy(self.logits(samples), self.gold(samples))
 
     @torch.no_grad()
     def probabilities(self, samples: Sequence[SubgraphSample]) -> Tensor:
@@ -123,9 +126,15 @@ class LabelModel(nn.Module):
     def predict(self, samples: Sequence[SubgraphSample]) -> list[str]:
         return [self.labels[i] for i in self.probabilities(samples).argmax(-1).tolist()]
 
-    def accuracy(self, samples: Sequence[SubgraphSample], batch_size: int = 16) -> float:
-        """Share of ``samples`` whose label is predicted (in eval mode, which it leaves on)."""
+    @torch.no_grad()
+    def loss_and_accuracy(self, samples: Sequence[SubgraphSample], batch_size: int = 16) -> tuple[float, float]:
+        """Mean cross-entropy over ``samples`` and the share whose label is predicted, from one
+        pass (in eval mode, which it leaves on)."""
         self.eval()
-        right = sum(p == s.label for i in range(0, len(samples), batch_size)
-                    for p, s in zip(self.predict(samples[i:i + batch_size]), samples[i:i + batch_size]))
-        return right / max(len(samples), 1)
+        loss, right = 0.0, 0
+        for i in range(0, len(samples), batch_size):
+            batch = samples[i:i + batch_size]
+            logits, gold = self.logits(batch), self.gold(batch)
+            loss += nn.functional.cross_entropy(logits, gold, reduction="sum").item()
+            right += int((logits.argmax(-1) == gold).sum())
+        return loss / max(len(samples), 1), right / max(len(samples), 1)

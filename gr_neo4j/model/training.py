@@ -222,10 +222,12 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         train_time += epoch_time
         val_start = time.perf_counter()
         with progress.phase(f"validation {epoch + 1}/{config.epochs}", total=None, unit="samples"):
-            val_loss = mean_loss(model, val_set, config.eval_batch_size)
             # a classifier is kept by its validation accuracy, what it is judged by: its loss rises
             # as it grows confident on a few samples while the accuracy can still improve
-            val_accuracy = model.accuracy(val_set, config.eval_batch_size) if isinstance(model, LabelModel) else None
+            if isinstance(model, LabelModel):
+                val_loss, val_accuracy = model.loss_and_accuracy(val_set, config.eval_batch_size)
+            else:
+                val_loss, val_accuracy = mean_loss(model, val_set, config.eval_batch_size), None
         train_loss = sum(step_losses) / len(step_losses)
         history.append({"epoch": epoch + 1, "train_loss": train_loss, "val_loss": val_loss,
                         **({"val_accuracy": val_accuracy} if val_accuracy is not None else {}),
