@@ -32,7 +32,7 @@ from .candidates import DatasetInfo
 from .ceiling import path_ceiling
 from .linking import unbracketed
 from .params import RetrievalError, RetrievalParams
-from .retriever import Retriever
+from .retriever import Retriever, borrowed
 
 EVAL_MODES = tuple(Mode)  # every mode, side by side
 
@@ -70,9 +70,7 @@ def evaluate_retrieval(
     modes = tuple(Mode(m) for m in modes)
     if not modes:
         raise RetrievalError("no retrieval mode to evaluate")
-    own = retriever is None
-    r = retriever or Retriever(settings)
-    try:
+    with borrowed(settings, retriever) as r:
         info = r.knowledge_graph(dataset, "eval-retrieval")
         r.warm(info.name, max(hops, default=0))
         base = params or RetrievalParams(topk=topk, topk_e=topk_e, cost_e=cost_e)
@@ -90,9 +88,6 @@ def evaluate_retrieval(
             fig["path_ceiling"] = path_ceiling(r.conn, [q.uid for q in qs], h).to_json() if ceilings else None
             report["hops"][str(h)] = fig
         return report
-    finally:
-        if own:
-            r.close()
 
 
 def evaluate_hop(

@@ -33,7 +33,7 @@ from .params import PathTraining, RetrievalError, RetrievalParams
 from .path_plan import STRENGTHS, fit_path_plan, plan_term
 from .path_ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
 from .paths import path_steps, walks_of
-from .retriever import Retriever
+from .retriever import Retriever, borrowed
 
 HELD_OUT = 0.2
 STEP_RANK = 32  # K of the step term: 9 relations x 2 directions x 3 places need few dimensions
@@ -296,9 +296,7 @@ def train_path_ranker(
     hops = sorted(set(config.hops))
     began = time.perf_counter()
     progress = progress or NO_PROGRESS
-    own = retriever is None
-    r = retriever or Retriever(settings)
-    try:
+    with borrowed(settings, retriever) as r:
         info = r.knowledge_graph(dataset, "train-paths")
         r.warm(info.name, max(hops))
         rng = np.random.default_rng(config.seed)
@@ -345,9 +343,6 @@ def train_path_ranker(
             save_ranker(r.conn, info.name, replace(ranker, report={**report.to_json(), **asdict(config), "split": split}))
             r.rankers.pop(info.name, None)
         return report
-    finally:
-        if own:
-            r.close()
 
 
 @dataclass(frozen=True)
@@ -377,9 +372,7 @@ def refit_hop_model(
     config.check()
     hops = sorted(set(config.hops))
     began = time.perf_counter()
-    own = retriever is None
-    r = retriever or Retriever(settings)
-    try:
+    with borrowed(settings, retriever) as r:
         info, ranker = stored_ranker(r, dataset, "hop model")
         with (progress or NO_PROGRESS).phase("questions read and masked", total=1, unit="steps") as advance:
             _, texts, labels = hop_questions(r, info.name, split, hops, config.skip)
@@ -406,9 +399,6 @@ def refit_hop_model(
             save_ranker(r.conn, info.name, replace(ranker, report={**ranker.report, "hop_model": report.to_json()}))
             r.rankers.pop(info.name, None)
         return report
-    finally:
-        if own:
-            r.close()
 
 
 @dataclass(frozen=True)
@@ -441,44 +431,40 @@ def refit_path_plan(
     config.check()
     began = time.perf_counter()
     progress = progress or NO_PROGRESS
-    own = retriever is None
-    r = retriever or Retriever(settings)
-    try:
-        info, stored = stored_ranker(r, dataset, "path plan")
-        base = replace(stored, plan=None)
-        r.rankers[info.name] = base  # examples are fetched as the ranker alone would rank them
-        r.warm(info.name, max(config.hops))
-        rng = np.random.default_rng(config.seed)
-        train, held, counts, examples = [], {}, {}, {}
-        for h in sorted(set(config.hops)):
-            qs = spread(questions_of(r, info.name, split, hops=h, skip=config.skip), config.limit)
-            if not qs:
-                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
-            ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress, f"{h}-hop questions", hops=h)
-            counts[str(h)], examples[str(h)] = len(qs), len(ex)
-            held[str(h)], rest = held_out_split(ex, rng)
-            train += rest
-        if not any(ex.positive.any() for ex in train):
-            raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to fit the path plan on")
-        vectors = r.paths.cache
-        r.paths.vectors(sorted({ex.masked for ex in train} | {ex.masked for v in held.values() for ex in v}))
-        ranker = fit_plan(base, train, held, vectors, seed=config.seed)
-        report = PathPlanReport(
-            dataset=info.name,
-            questions=counts,
-            examples=examples,
-            held_out={h: len(v) for h, v in held.items()},
-            top1_trained={h: round(top1(v, base, vectors), 4) for h, v in held.items()},
-            top1_planned={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},
-            plan_strength=ranker.plan.strength if ranker.plan is not None else 0.0,
-            seconds=round(time.perf_counter() - began, 1),
-            saved=save,
-        )
-        if save:
-            save_ranker(r.conn, info.name, replace(ranker, report={**stored.report, "path_plan": report.to_json()}))
-        return report
-    finally:
-        if own:
-            r.close()
-        else:  # the next retrieval reads the stored ranker again
+    with borrowed(settings, retriever) as r:
+        try:
+            info, stored = stored_ranker(r, dataset, "path plan")
+            base = replace(stored, plan=None)
+            r.rankers[info.name] = base  # examples are fetched as the ranker alone would rank them
+            r.warm(info.name, max(config.hops))
+            rng = np.random.default_rng(config.seed)
+            train, held, counts, examples = [], {}, {}, {}
+            for h in sorted(set(config.hops)):
+                qs = spread(questions_of(r, info.name, split, hops=h, skip=config.skip), config.limit)
+                if not qs:
+                    raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
+                ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress, f"{h}-hop questions", hops=h)
+                counts[str(h)], examples[str(h)] = len(qs), len(ex)
+                held[str(h)], rest = held_out_split(ex, rng)
+                train += rest
+            if not any(ex.positive.any() for ex in train):
+                raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to fit the path plan on")
+            vectors = r.paths.cache
+            r.paths.vectors(sorted({ex.masked for ex in train} | {ex.masked for v in held.values() for ex in v}))
+            ranker = fit_plan(base, train, held, vectors, seed=config.seed)
+            report = PathPlanReport(
+                dataset=info.name,
+                questions=counts,
+                examples=examples,
+                held_out={h: len(v) for h, v in held.items()},
+                top1_trained={h: round(top1(v, base, vectors), 4) for h, v in held.items()},
+                top1_planned={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},
+                plan_strength=ranker.plan.strength if ranker.plan is not None else 0.0,
+                seconds=round(time.perf_counter() - began, 1),
+                saved=save,
+            )
+            if save:
+                save_ranker(r.conn, info.name, replace(ranker, report={**stored.report, "path_plan": report.to_json()}))
+            return report
+        finally:  # a caller's retriever reads the stored ranker again on its next retrieval
             r.rankers.clear()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Self
 
@@ -387,3 +388,9 @@ def retrieve(
     """One-shot retrieval (opens and closes a connection); use :class:`Retriever` for many questions."""
     with Retriever(settings) as r:
         return r.retrieve(question, dataset, graph, entities, params)
+
+
+def borrowed(settings: Settings, retriever: Retriever | None) -> AbstractContextManager[Retriever]:
+    """``with borrowed(settings, retriever) as r``: ``retriever`` when given (its owner closes it),
+    else a new one, closed when the block ends."""
+    return nullcontext(retriever) if retriever is not None else Retriever(settings)
