@@ -89,6 +89,10 @@ def test_label_objective_refuses_datasets_without_fixed_labels(tmp_path, tiny_en
     with pytest.raises(GrNeo4jError, match="only for explagraphs, not metaqa"):
         train(config, settings=settings, splits={"train": samples[:6], "val": samples[6:]})
     assert not (tmp_path / "ckpt").exists()
+    bad = TrainConfig(dataset="explagraphs", out=tmp_path / "ckpt", objective="label", encoder_lr=-1.0)
+    with pytest.raises(GrNeo4jError, match="--encoder-lr must be positive, got -1.0"):
+        train(bad, settings=settings, splits={"train": stance_samples(4), "val": stance_samples(2)})
+    assert not (tmp_path / "ckpt").exists()
 
 
 def _saved(tmp_path, samples):

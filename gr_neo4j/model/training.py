@@ -136,6 +136,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     settings = settings or load_settings()
     out = Path(config.out)
     seed_everything(config.seed)
+    check_rates(config)
     if splits is None:
         splits = load_splits(config.dataset, retrieved=config.retrieved, tsv=config.tsv, settings=settings,
                              seed=config.seed, limit=config.limit)
@@ -158,8 +159,6 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     params = rest + graph + head
     if not params:
         raise GrNeo4jError(f"nothing to train: use a GNN (--gnn {'|'.join(g for g in Gnn if g != Gnn.NONE)}) or --lora")
-    if config.graph_lr is not None and config.graph_lr <= 0:
-        raise GrNeo4jError(f"--graph-lr must be positive, got {config.graph_lr}")
     # the param groups are always in this order (resume restores the optimiser's state by position)
     groups = [g for g in ({"params": rest}, {"params": graph, "lr": config.graph_lr or config.lr},
                           {"params": head, "lr": config.head_lr}) if g["params"]]
@@ -257,6 +256,17 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     best_loss = history[best_epoch - 1]["val_loss"] if best_epoch else math.inf
     return TrainResult(out, len(history), best_epoch, best_loss, stopped, trained / train_time if trained else 0.0, seconds,
                        history, out / "curves.png" if history else None)
+
+
+def check_rates(config: TrainConfig) -> None:
+    """Every learning rate positive and the floor not negative, before anything is loaded (the
+    optimiser would otherwise stop on them with a traceback, or train nothing at 0)."""
+    rates = {"--lr": config.lr, "--graph-lr": config.graph_lr, "--head-lr": config.head_lr, "--encoder-lr": config.encoder_lr}
+    for option, rate in rates.items():
+        if rate is not None and rate <= 0:
+            raise GrNeo4jError(f"{option} must be positive, got {rate}")
+    if config.min_lr < 0:
+        raise GrNeo4jError(f"--min-lr must not be negative, got {config.min_lr}")
 
 
 def curves_title(config: TrainConfig, mcfg: ModelConfig) -> str:
