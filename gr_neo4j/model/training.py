@@ -3,7 +3,8 @@ gradient clipping, early stopping on the validation loss, fixed seeds, resumable
 
 The defaults are the paper's (:class:`~.config.TrainConfig`: lr 1e-5 with G-Retriever's floor of
 5e-6, weight decay 0.05, betas 0.9/0.95, clip 0.1, patience 2, batch 4, 10 epochs). Only the
-trainable weights are saved (see :mod:`.checkpoint`).
+trainable weights are saved (see :mod:`.checkpoint`). Batches hold samples of similar length
+(:mod:`.batching`), which pads less than random batches.
 
 ``grad_accum`` sums the gradients of that many batches before one optimiser step (an effective
 batch of ``batch_size * grad_accum`` when memory allows only small batches). Its default is 1
@@ -29,6 +30,7 @@ from ..metrics import kind_of
 from ..progress import NO_PROGRESS, Progress
 from ..samples import SubgraphSample
 from .answer_head import NodeModel, fill_question_vectors, positive_weight
+from .batching import bucketed_batches, text_length
 from .checkpoint import CONFIG, FORMAT, RESUME, load_llm_named, read_config, save_weights, write_json
 from .config import ModelConfig, TrainConfig
 from .datasets import load_splits
@@ -193,20 +195,23 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     deadline = started + config.max_minutes * 60 if config.max_minutes is not None else math.inf
     if bad_epochs >= config.patience:
         stopped = "early stopping"
+    lengths = [text_length(s) for s in train_set]
     for epoch in range(start_epoch, config.epochs if stopped == "epochs" else start_epoch):
         model.train()
-        order = torch.randperm(len(train_set), generator=torch.Generator().manual_seed(config.seed + epoch)).tolist()
+        # bucketed by what one optimiser step sees, so accumulated half batches add up to a whole one
+        step_size = config.batch_size * config.grad_accum
+        batches = [whole[i:i + config.batch_size] for whole in bucketed_batches(lengths, step_size, config.seed + epoch)
+                   for i in range(0, len(whole), config.batch_size)]
         step_losses, epoch_start, seen = [], time.perf_counter(), 0
-        starts = range(0, len(order), config.batch_size)
         opt.zero_grad(set_to_none=True)
         with progress.phase(f"epoch {epoch + 1}/{config.epochs}", total=len(train_set), unit="samples") as advance:
-            for n, i in enumerate(starts):
-                batch = [train_set[j] for j in order[i:i + config.batch_size]]
+            for n, indices in enumerate(batches):
+                batch = [train_set[j] for j in indices]
                 loss = model(batch)
                 (loss / config.grad_accum).backward()
                 out_of_time = time.perf_counter() > deadline
                 # step after every grad_accum batches, after the epoch's last batch, and before a budget cut
-                if (n + 1) % config.grad_accum == 0 or n + 1 == len(starts) or out_of_time:
+                if (n + 1) % config.grad_accum == 0 or n + 1 == len(batches) or out_of_time:
                     torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
                     opt.step()
                     sched.step()
