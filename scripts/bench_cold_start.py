@@ -28,7 +28,6 @@ machine other jobs change every figure here.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import statistics
@@ -38,6 +37,8 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+
+from benchlib.report import emit
 
 TARGETS_S = {"ask_no_answer": 8.0, "ask": 12.0}
 
@@ -133,10 +134,7 @@ def main() -> None:
         report["baseline"] = old
         report["speedup_of_median"] = {k: round(v / report["median_s"][k], 1) for k, v in old["median_s"].items()}
         report["load_average_before_after"][1] = round(os.getloadavg()[0], 2)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(report, args.out)
 
 
 if __name__ == "__main__":

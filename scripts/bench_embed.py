@@ -21,7 +21,6 @@ JSON: on a shared 2-core machine, other jobs change both rates.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -30,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from benchlib.report import emit
 from gr_neo4j.loaders.metaqa import relation_text
 
 from gr_neo4j.embedder import Embedder, embedder_source
@@ -176,10 +176,7 @@ def main() -> None:
             "cosine_to_torch_questions": cosine_stats(sides[name]["q"], sides["torch"]["q"]),
             "retrieval_vs_torch": retrieval_agreement(sides["torch"], sides[name]),
         }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(report, args.out)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import shutil
 import signal
@@ -31,6 +30,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from benchlib.report import emit
 
 from gr_neo4j.server.install import find_installation, install_with_maven
 from gr_neo4j.server.lockfile import read_lock
@@ -163,10 +164,7 @@ def main() -> None:
             result.get(part, {}).pop("lib_dir", None)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ control: they should match between the runs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import socket
@@ -36,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 from benchlib.peak_rss import PeakRss
+from benchlib.report import emit
 
 from gr_neo4j.connection import connect
 from gr_neo4j.defaults import EmbedderBackend
@@ -255,10 +255,7 @@ def main() -> None:
     else:
         runs = [run_managed(args.metaqa, args.batch_size, args.baseline_triples, b) for b in backends]
         result = runs[0] if len(runs) == 1 else {"runs": runs, "ratios": compare(runs)}
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

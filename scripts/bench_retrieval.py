@@ -20,10 +20,10 @@ at all, uncapped), and the targets.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
 import numpy as np
+from benchlib.report import emit
 from benchlib.retrieval import build_in_memory, measure_in_memory, measure_neo4j, rss_mb
 
 from gr_neo4j.defaults import Mode
@@ -102,11 +102,7 @@ def main() -> None:
         out["in_memory"] = mem
         out["neo4j_client_rss_mb"] = round(neo_rss, 1)
         out["neo4j_client_rss_growth_mb"] = round(neo_rss - rss_before, 1)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    emit(out, args.out)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from pathlib import Path
 import psutil
 from benchlib.metaqa_like import generate, make_questions, write_metaqa
 from benchlib.peak_rss import PeakRss
+from benchlib.report import emit
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("paths", "reference")
@@ -502,11 +503,7 @@ def main() -> None:
             print(json.dumps(result["sizes"][-1]), file=sys.stderr)
     result["wall_s"] = round(time.perf_counter() - began, 1)
     result["sizes"].sort(key=lambda size: size["scale"])  # the largest may be run first, to be sure of it
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
     if args.plot:
         plot(result, args.plot)
     if args.markdown:

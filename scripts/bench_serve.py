@@ -35,6 +35,7 @@ from pathlib import Path
 
 import httpx
 import psutil
+from benchlib.report import emit
 
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.metrics import percentiles
@@ -240,10 +241,7 @@ def main() -> None:
             "load_average": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
             "cpus": os.cpu_count(),
         }
-        text = json.dumps(doc, indent=2)
-        print(text)
-        if args.out:
-            args.out.write_text(text + "\n")
+        emit(doc, args.out)
     finally:
         process.stop(settings)
         shutil.rmtree(home, ignore_errors=True)
