@@ -13,6 +13,7 @@ four, the majority-class rate of the test split (ExplaGraphs), epochs run.
     .venv/bin/python scripts/bench_train.py --minutes 60 --epochs 3          # the paper's recipe
     .venv/bin/python scripts/bench_train.py --minutes 55 --epochs 3 --lora --lr 2e-4 --graph-lr 1e-3
     .venv/bin/python scripts/bench_train.py --objective label --epochs 8 --batch-size 16 --encoder-lr 1e-4 --min-lr 0
+    .venv/bin/python scripts/bench_train.py --objective label --epochs 6 --batch-size 16 --min-lr 0 --final
     .venv/bin/python scripts/bench_train.py --dataset metaqa --retrieved dev1.pt --minutes 20
     .venv/bin/python scripts/bench_train.py --minutes 2 --eval-limit 40   # a smoke run
 """
@@ -58,6 +59,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="at most this many samples per split")
     ap.add_argument("--eval-limit", type=int, default=None, help="answer only the first N test samples")
     ap.add_argument("--eval-batch-size", type=int, default=T.eval_batch_size)
+    ap.add_argument("--final", action="store_true",
+                    help="train on train + val for exactly --epochs and keep the last (epochs and rates chosen on val before)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the zero-shot LLM baseline")
     ap.add_argument("--no-free", action="store_true", help="decode only as `auto` (skip the free-generation rows)")
     ap.add_argument("--out", type=Path, default=None, help="checkpoint directory (default: a temporary one)")
@@ -88,7 +91,7 @@ def main() -> None:
     config = TrainConfig(dataset=args.dataset, out=out, **source, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, graph_lr=args.graph_lr, min_lr=args.min_lr, lora=args.lora, gnn=args.gnn,
                          limit=args.limit, max_minutes=args.minutes, resume=False, objective=args.objective,
-                         encoder_lr=args.encoder_lr)
+                         encoder_lr=args.encoder_lr, final=args.final)
     cpu0 = time.process_time()
     result = train(config, settings=settings, llm=llm, splits=splits, progress=progress)
     train_cpu_s = time.process_time() - cpu0
@@ -103,13 +106,14 @@ def main() -> None:
     report = {
         "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "objective": str(args.objective),
         "llm": read_config(out)["model"]["llm"] or llm_source(settings).name, "gnn": args.gnn, "lora": args.lora, "device": "cpu" if not torch.cuda.is_available() else "cuda",
-        "threads": torch.get_num_threads(), "sizes": {k: len(v) for k, v in splits.items()},
+        "threads": torch.get_num_threads(), "sizes": read_config(out)["sizes"],
         "samples_build_s": round(samples_s, 1), "llm_load_s": round(llm_load_s, 1),
         "train": {"budget_minutes": args.minutes, "epochs_planned": args.epochs, "batch_size": args.batch_size,
                   "lr": args.lr, "graph_lr": args.graph_lr, "encoder_lr": args.encoder_lr, "min_lr": args.min_lr, "epochs_run": result.epochs_run,
                   "stopped": result.stopped, "samples_per_s": round(result.train_samples_per_s, 3),
                   "seconds": round(result.seconds, 1), "cpu_seconds": round(train_cpu_s, 1),
-                  "best_epoch": result.best_epoch, "best_val_loss": round(result.best_val_loss, 4),
+                  "final": args.final, "best_epoch": result.best_epoch,
+                  "best_val_loss": None if result.best_val_loss is None else round(result.best_val_loss, 4),
                   "history": [{k: (float(f"{v:.4g}") if isinstance(v, float) else v) for k, v in h.items() if k != "step_losses"}
                               for h in result.history]},
         "trained": trained,  # G-Retriever (objective lm) or the label classifier (label)

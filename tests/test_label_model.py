@@ -82,6 +82,22 @@ def test_label_objective_learns_the_stance_and_reloads_without_an_llm(tmp_path, 
         load_checkpoint(config.out)
 
 
+def test_final_fits_train_and_val_together_and_keeps_the_last_epoch(tmp_path, tiny_encoder):
+    settings = load_settings(home=tmp_path / "home", embedder=str(tiny_encoder))
+    samples = stance_samples(48)
+    splits = {"train": samples[:32], "val": samples[32:40], "test": samples[40:]}
+    config = TrainConfig(dataset="explagraphs", out=tmp_path / "ckpt", objective="label", epochs=3, batch_size=8,
+                         encoder_lr=3e-3, min_lr=0.0, patience=1, max_txt_len=64, final=True)
+    result = train(config, settings=settings, splits=splits)
+    assert result.epochs_run == 3 and result.best_epoch == 3 and result.best_val_loss is None  # no early stopping
+    assert all(h["samples"] == 40 and "val_loss" not in h for h in result.history)  # the val samples were trained on
+    saved = json.loads((config.out / CONFIG).read_text())
+    assert saved["sizes"] == {"train": 40, "val": 0, "test": 8} and saved["train"]["final"] is True
+    assert saved["best"] == {"epoch": 3} and result.curves.is_file()
+    r = evaluate(config.out, "test", samples=_saved(tmp_path, splits["test"]), settings=settings)
+    assert r.total == 8
+
+
 def test_label_objective_refuses_datasets_without_fixed_labels(tmp_path, tiny_encoder):
     settings = load_settings(home=tmp_path / "home", embedder=str(tiny_encoder))
     samples = [SubgraphSample(s.id, s.question, "goal", s.desc, s.data, "metaqa", s.node_texts) for s in stance_samples(8)]

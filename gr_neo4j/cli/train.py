@@ -47,6 +47,8 @@ def train(
     node_weight: float = typer.Option(T.node_weight, "--node-weight", help="Weight of the node head's loss with --objective joint."),
     head_lr: float = typer.Option(T.head_lr, "--head-lr", help="Peak learning rate of the node head."),
     encoder_lr: float = typer.Option(T.encoder_lr, "--encoder-lr", help="Peak learning rate of the encoder fine-tuned by --objective label."),
+    final: bool = typer.Option(T.final, "--final", help="Train on the train and validation splits together for exactly --epochs and keep "
+                               "the last epoch (once the epochs and rates were chosen on validation); the test split stays unseen."),
 ) -> None:
     """Train the GNN + LLM model (G-Retriever), or a node head, and write a checkpoint directory."""
     from ..model.training import train as run
@@ -55,11 +57,13 @@ def train(
                          batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, gnn=gnn,
                          graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
                          max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr,
-                         graph_lr=graph_lr, encoder_lr=encoder_lr)
+                         graph_lr=graph_lr, encoder_lr=encoder_lr, final=final)
     result = run(config, settings=settings_from(), progress=RichProgress(err_console))
     console.print(
-        f"trained {result.epochs_run} epochs ({result.stopped}), best validation loss {result.best_val_loss:.4f} "
-        f"at epoch {result.best_epoch}, {result.train_samples_per_s:.2f} samples/s; checkpoint {result.out}, "
+        f"trained {result.epochs_run} epochs ({result.stopped}), "
+        + ("kept the last (nothing held out)" if result.best_val_loss is None
+           else f"best validation loss {result.best_val_loss:.4f} at epoch {result.best_epoch}")
+        + f", {result.train_samples_per_s:.2f} samples/s; checkpoint {result.out}, "
         f"curves {result.curves}", highlight=False)
 
 

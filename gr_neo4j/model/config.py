@@ -97,6 +97,9 @@ class TrainConfig:
     limit: int | None = None  # at most this many samples per split (quick runs)
     max_minutes: float | None = None  # wall-clock budget; the running epoch is cut short
     resume: bool = True
+    # fit on the training and validation splits together for exactly ``epochs`` and keep the last:
+    # the usual last step once the epochs and rates were chosen on validation (no early stopping)
+    final: bool = False
     # lm: the answer tokens; node: the node head alone, no LLM; joint: the LM loss + node_weight x the head's
     objective: Objective = Objective.LM
     node_weight: float = 1.0  # weight of the node head's binary cross-entropy in the joint loss

@@ -22,7 +22,9 @@ def plot_curves(history: Sequence[dict], path: Path, title: str = "") -> Path:
         ax.plot(*zip(*steps), color="tab:blue", alpha=0.25, linewidth=0.8, label="train (per step)")
     epochs = [h["epoch"] for h in history]
     ax.plot(epochs, [h["train_loss"] for h in history], "o-", color="tab:blue", label="train (epoch mean)")
-    ax.plot(epochs, [h["val_loss"] for h in history], "s-", color="tab:orange", label="validation")
+    held = [h for h in history if "val_loss" in h]  # none when trained with nothing held out
+    if held:
+        ax.plot([h["epoch"] for h in held], [h["val_loss"] for h in held], "s-", color="tab:orange", label="validation")
     ax.set_xlabel("epoch")
     ax.set_ylabel("answer-token cross-entropy")
     ax.set_title(title)

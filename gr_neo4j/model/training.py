@@ -44,7 +44,7 @@ class TrainResult:
     out: Path
     epochs_run: int  # epochs completed, counting a resumed run's earlier ones
     best_epoch: int  # kept by the lowest validation loss, or a classifier's highest validation accuracy
-    best_val_loss: float  # the validation loss of the best epoch
+    best_val_loss: float | None  # the validation loss of the best epoch (None when nothing was held out)
     stopped: str  # 'epochs', 'early stopping' or 'time budget'
     train_samples_per_s: float  # optimisation steps only (validation excluded)
     seconds: float  # the whole run, validation and checkpointing included
@@ -147,6 +147,8 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     train_set, val_set = splits["train"], splits["val"]
     if not train_set or not val_set:
         raise GrNeo4jError("the train and validation splits must not be empty")
+    if config.final:  # nothing is held out to choose an epoch by: the last one is kept
+        train_set, val_set = train_set + val_set, []
     objective = Objective(config.objective)
     if objective in (Objective.NODE, Objective.JOINT):
         if kind_of(config.dataset) != "kgqa":
@@ -189,7 +191,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         history, best_val, best_epoch, bad_epochs = state["history"], state["best_val"], state["best_epoch"], state["bad_epochs"]
         start_epoch = state["epoch"]
     header = {"format": FORMAT, "model": mcfg.to_dict(), "train": config.to_dict(),
-              "sizes": {k: len(v) for k, v in splits.items()}}
+              "sizes": {**{k: len(v) for k, v in splits.items()}, "train": len(train_set), "val": len(val_set)}}
 
     started, trained, train_time, stopped = time.perf_counter(), 0, 0.0, "epochs"
     deadline = started + config.max_minutes * 60 if config.max_minutes is not None else math.inf
@@ -225,31 +227,27 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         trained, epoch_time = trained + seen, time.perf_counter() - epoch_start
         train_time += epoch_time
         val_start = time.perf_counter()
-        with progress.phase(f"validation {epoch + 1}/{config.epochs}", total=None, unit="samples"):
-            # a classifier is kept by its validation accuracy, what it is judged by: its loss rises
-            # as it grows confident on a few samples while the accuracy can still improve
-            if isinstance(model, LabelModel):
-                val_loss, val_accuracy = model.loss_and_accuracy(val_set, config.eval_batch_size)
-            else:
-                val_loss, val_accuracy = mean_loss(model, val_set, config.eval_batch_size), None
+        val_loss, val_accuracy = validate(model, val_set, config, epoch, progress) if val_set else (None, None)
         train_loss = sum(step_losses) / len(step_losses)
-        history.append({"epoch": epoch + 1, "train_loss": train_loss, "val_loss": val_loss,
+        history.append({"epoch": epoch + 1, "train_loss": train_loss,
+                        **({"val_loss": val_loss} if val_loss is not None else {}),
                         **({"val_accuracy": val_accuracy} if val_accuracy is not None else {}),
                         "lr": opt.param_groups[0]["lr"], "samples": seen, "train_seconds": epoch_time,
                         "val_seconds": time.perf_counter() - val_start, "step_losses": step_losses})
-        progress.note(f"epoch {epoch + 1}/{config.epochs}: train loss {train_loss:.4f}, validation loss {val_loss:.4f}"
+        progress.note(f"epoch {epoch + 1}/{config.epochs}: train loss {train_loss:.4f}"
+                      + (f", validation loss {val_loss:.4f}" if val_loss is not None else "")
                       + (f", validation accuracy {val_accuracy:.4f}" if val_accuracy is not None else "")
                       + f", {seen / epoch_time:.2f} samples/s")
-        criterion = -val_accuracy if val_accuracy is not None else val_loss  # lower is better
-        if criterion < best_val:
+        # lower is better; with nothing held out (final) every epoch replaces the one before
+        criterion = -math.inf if val_loss is None else -val_accuracy if val_accuracy is not None else val_loss
+        if criterion < best_val or val_loss is None:
             best_val, best_epoch, bad_epochs = criterion, epoch + 1, 0
             save_weights(model, out)
         else:
             bad_epochs += 1
         _save_resume(out, model, opt, sched, epoch + 1, history, best_val, best_epoch, bad_epochs)
         best = history[best_epoch - 1] if best_epoch else {}
-        write_json(out / CONFIG, header | {"best": {"epoch": best_epoch, "val_loss": best.get("val_loss", math.inf),
-                                                    **({"val_accuracy": best["val_accuracy"]} if "val_accuracy" in best else {})}})
+        write_json(out / CONFIG, header | {"best": {"epoch": best_epoch, **{k: best[k] for k in ("val_loss", "val_accuracy") if k in best}}})
         write_json(out / "history.json", history)
         plot_curves(history, out / "curves.png", curves_title(config, mcfg))
         if stopped != "epochs":
@@ -258,9 +256,19 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
             stopped = "early stopping"
             break
     seconds = time.perf_counter() - started
-    best_loss = history[best_epoch - 1]["val_loss"] if best_epoch else math.inf
+    best_loss = history[best_epoch - 1].get("val_loss") if best_epoch else math.inf
     return TrainResult(out, len(history), best_epoch, best_loss, stopped, trained / train_time if trained else 0.0, seconds,
                        history, out / "curves.png" if history else None)
+
+
+def validate(model, val_set: Sequence[SubgraphSample], config: TrainConfig, epoch: int, progress: Progress) -> tuple[float, float | None]:
+    """The validation loss, and a classifier's validation accuracy (None for the other models)."""
+    with progress.phase(f"validation {epoch + 1}/{config.epochs}", total=None, unit="samples"):
+        # a classifier is kept by its validation accuracy, what it is judged by: its loss rises
+        # as it grows confident on a few samples while the accuracy can still improve
+        if isinstance(model, LabelModel):
+            return model.loss_and_accuracy(val_set, config.eval_batch_size)
+        return mean_loss(model, val_set, config.eval_batch_size), None
 
 
 def check_rates(config: TrainConfig) -> None:
