@@ -153,6 +153,8 @@ def test_clear_errors_and_exit_codes(loaded):
         (["who?", "-d", "metaqa", "--graph", "3"], "--graph does not apply"),
         (["why?", "-d", "explagraphs"], "choose one with --graph"),
         (["why?", "-d", "explagraphs", "--graph", "999"], "no graph '999' in dataset 'explagraphs'"),
+        (["-d", "metaqa"], "question is empty"),
+        (["", "-d", "explagraphs", "--graph", "999"], "no question is stored with graph '999' of dataset 'explagraphs'"),
         (["who?", "-d", "metaqa", "--hops", "4"], "--hops must be between 0 and 3"),
     ]
     for args, message in cases:
@@ -173,6 +175,13 @@ def test_per_sample_graph_is_returned_whole_with_its_own_node_ids(loaded):
     lines = edges.splitlines()
     assert lines[0] == "src,edge_attr,dst"
     assert sorted(lines[1:]) == sorted(["0,synonym of,1", "2,causes,3", "1,capable of,4", "4,desires,2"])
+
+
+def test_a_graph_without_a_typed_question_is_asked_its_stored_one(loaded):
+    out = ask("-d", "explagraphs", "--graph", "0", "--json", "--no-answer", "--no-record")
+    assert out.exit_code == 0, out.output
+    stored = loaded.query("MATCH (q:Question {dataset: 'explagraphs'})-[:ON_GRAPH]->(:Graph {graph: '0'}) RETURN q.text AS t")
+    assert json.loads(out.stdout)["question"] == stored[0]["t"] and stored[0]["t"].startswith("Argument 1: ")
 
 
 def test_retrieve_writes_training_samples(loaded, tmp_path):

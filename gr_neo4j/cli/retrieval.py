@@ -73,7 +73,8 @@ def subgraph_table(result) -> Table:
 
 
 def ask(
-    question: str = typer.Argument(..., help="The question, in quotes."),
+    question: str = typer.Argument("", help="The question, in quotes; with --graph it may be left out, and the question "
+                                    "stored with that graph is asked (ExplaGraphs: its two arguments).", show_default=False),
     dataset: str | None = DATASET,
     graph: str | None = typer.Option(None, "--graph", "-g", help="Sample id of a per-sample dataset (ExplaGraphs, scene graphs)."),
     entity: list[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable; overrides linking."),

@@ -204,6 +204,11 @@ class Neo4jSource:
             self._datasets = {r["name"]: DatasetInfo(r["name"], r["kind"], r["embedder"], r["dimension"]) for r in rows}
         return self._datasets
 
+    def graph_question(self, dataset: str, graph: str) -> str | None:
+        """The question text stored with one graph of a per-sample dataset (None if there is none)."""
+        rows = self.read(lambda tx: list(tx.run(statement("retrieval_graph_question"), dataset=dataset, graph=graph)))
+        return rows[0]["text"] if rows else None
+
     def vocab(self, dataset: str, refresh: bool = False) -> RelationVocab:
         if refresh or dataset not in self._vocab:
             self._vocab[dataset] = self.read(lambda tx: load_vocab(tx, dataset))

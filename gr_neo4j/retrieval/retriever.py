@@ -126,6 +126,13 @@ class Retriever:
     def datasets(self) -> dict[str, DatasetInfo]:
         return self.neo4j.datasets()
 
+    def graph_question(self, dataset: str, graph: str) -> str:
+        """The question stored with ``graph`` of per-sample ``dataset`` (asked when none is typed)."""
+        text = self.neo4j.graph_question(dataset, graph)
+        if not text:
+            raise RetrievalError(f"no question is stored with graph '{graph}' of dataset '{dataset}': type one")
+        return text
+
     def dataset(self, name: str | None) -> DatasetInfo:
         """The named dataset, or the only one loaded; checks it was embedded by our embedder."""
         known = self.datasets()
@@ -205,7 +212,7 @@ class Retriever:
         knowledge graph, when neither ``entities`` nor ``question_uid`` give topics and
         ``params.link``), fetch its candidate graph (one round trip), score it. Errors name what
         is unknown."""
-        if not question or not question.strip():
+        if graph is None and (not question or not question.strip()):
             raise RetrievalError("the question is empty")
         info = self.dataset(dataset)
         params = params.resolved(info.name, info.kind)
@@ -213,6 +220,8 @@ class Retriever:
             raise RetrievalError(f"dataset '{info.name}' holds one graph per sample: choose one with --graph ID")
         if info.kind != "per-sample" and graph is not None:
             raise RetrievalError(f"dataset '{info.name}' is one knowledge graph: --graph does not apply (use --entity)")
+        if not question or not question.strip():
+            question = self.graph_question(info.name, str(graph))
         began = time.perf_counter()
         if q is None:
             q = self.embed([question])[0]
