@@ -96,6 +96,9 @@ def test_final_fits_train_and_val_together_and_keeps_the_last_epoch(tmp_path, ti
     assert saved["best"] == {"epoch": 3} and result.curves.is_file()
     r = evaluate(config.out, "test", samples=_saved(tmp_path, splits["test"]), settings=settings)
     assert r.total == 8
+    config.final = False  # resuming it as a run with a held-out split would mix the two
+    with pytest.raises(GrNeo4jError, match="another model configuration"):
+        train(config, settings=settings, splits=splits)
 
 
 def test_label_objective_refuses_datasets_without_fixed_labels(tmp_path, tiny_encoder):

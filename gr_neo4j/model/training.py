@@ -178,7 +178,8 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         model.save_encoder(out / ENCODER)
     if config.resume and (out / RESUME).is_file():
         saved = read_config(out)
-        if ModelConfig.from_dict(saved["model"]).to_dict() != mcfg.to_dict() or saved["train"].get("grad_accum", 1) != config.grad_accum:
+        kept = {k: saved["train"].get(k, default) for k, default in (("grad_accum", 1), ("final", False))}
+        if ModelConfig.from_dict(saved["model"]).to_dict() != mcfg.to_dict() or kept != {"grad_accum": config.grad_accum, "final": config.final}:
             raise GrNeo4jError(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
         state = torch.load(out / RESUME, map_location="cpu", weights_only=True)
         model.load_state_dict(state["weights"], strict=False)
