@@ -5,6 +5,11 @@ on padding (ExplaGraphs as the label classifier reads it: 46 % more tokens than 
 The usual remedy: shuffle, sort each pool of ``pool * batch_size`` samples by length, cut the pools
 into batches and shuffle the batches, so each batch holds samples of about one length while the
 order stays random from epoch to epoch.
+
+transformers' ``get_length_grouped_indices`` (its Trainer's ``group_by_length``) sorts pools the
+same way but leaves each pool's batches in descending length; where length tracks the label (the
+tests' stance graphs: ``desires`` against ``not desires``), that feeds one label's batches, then
+the other's, every epoch, and the classifier did not learn. Shuffling the batches avoids it.
 """
 
 from __future__ import annotations
