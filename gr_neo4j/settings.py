@@ -18,8 +18,8 @@ GR_NEO4J_EMBEDDER      embedding model: a Hugging Face id or a local path
 GR_NEO4J_LLM           LLM: a Hugging Face id or a local path
 =====================  ==========================================================
 
-GR_NEO4J_EMBEDDER_BACKEND says what runs the embedding model: ``onnx`` or ``torch`` (default: torch
-where an NVIDIA GPU is present, else onnx).
+GR_NEO4J_EMBEDDER_BACKEND says what runs the embedding model: ``onnx-int8``, ``onnx`` or ``torch``
+(default: torch where an NVIDIA GPU is present, else onnx).
 """
 
 from __future__ import annotations

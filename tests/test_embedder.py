@@ -17,7 +17,9 @@ import pytest
 from test_load_support import tiny_embedder, tiny_embedder_path
 
 from gr_neo4j.embedder import Embedder, ModelSource, embedder_backend, embedder_source, load_embedder
-from gr_neo4j.embedder_export import MARKER, _check, cache_dir_for, ensure_exported, exported
+from gr_neo4j.embedder_export import MARKER, PROBES, _check, cache_dir_for, ensure_exported, exported
+from gr_neo4j.embedder_onnx import OnnxEncoder
+from gr_neo4j.embedder_quantize import check, ensure_quantized, quantized, quantized_dir_for
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.settings import load_settings
 
@@ -83,14 +85,46 @@ def test_a_killed_export_leaves_nothing_usable(tiny_export, tmp_path):
 def test_an_export_that_disagrees_with_torch_is_refused(tiny_export):
     path, _, directory = tiny_export
     meta = json.loads((directory / MARKER).read_text())
-    from gr_neo4j.embedder_export import PROBES
-    from gr_neo4j.embedder_onnx import OnnxEncoder
-
     right = OnnxEncoder(directory).encode(PROBES)
     _check(path, directory, meta, right)
     wrong = np.roll(right, 1, axis=1)
     with pytest.raises(GrNeo4jError, match="does not match the torch model.*GR_NEO4J_EMBEDDER_BACKEND=torch"):
         _check(path, directory, meta, wrong)
+
+
+def test_int8_backend_is_quantised_once_beside_the_export(tiny_export):
+    import logging
+
+    path, cache, export = tiny_export
+    handlers = list(logging.getLogger().handlers)
+    int8 = Embedder(ModelSource(path, path, "local path"), backend="onnx-int8", cache_dir=cache)
+    directory = quantized(path, path, cache)
+    assert directory == quantized_dir_for(path, path, cache) == export.with_name(export.name + "-int8")
+    assert logging.getLogger().handlers == handlers  # the quantiser's log hint left no handler behind
+    assert int8.backend == "onnx-int8" and int8.dimension == 384
+    assert (directory / "model.onnx").stat().st_size < (export / "model.onnx").stat().st_size
+    vectors = int8.encode(TEXTS, batch_size=2)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    float32 = Embedder(ModelSource(path, path, "local path"), backend="onnx", cache_dir=cache).encode(TEXTS)
+    cosine = (vectors * float32).sum(axis=1)
+    assert cosine.min() > 0.99 and not np.array_equal(vectors, float32)  # close, and really quantised
+
+    before = (directory / "model.onnx").stat().st_mtime_ns
+    assert ensure_quantized(path, path, cache) == directory
+    assert (directory / "model.onnx").stat().st_mtime_ns == before  # not quantised again
+    meta = json.loads((directory / MARKER).read_text())
+    assert meta["quantization"]["weights"] == "int8" and meta["fingerprint"] == json.loads((export / MARKER).read_text())["fingerprint"]
+    (directory / MARKER).write_text(json.dumps(meta | {"quantization": {"weights": "int4"}}))
+    assert quantized(path, path, cache) is None  # another quantisation is not this one: redone
+    assert ensure_quantized(path, path, cache) == directory and quantized(path, path, cache) == directory
+
+
+def test_a_quantisation_that_strays_is_refused(tiny_export):
+    path, _, directory = tiny_export
+    right = OnnxEncoder(directory).encode(PROBES)
+    check(path, right, right)
+    with pytest.raises(GrNeo4jError, match="int8 quantisation of .* strays too far .*GR_NEO4J_EMBEDDER_BACKEND=onnx$"):
+        check(path, np.roll(right, 1, axis=1), right)
 
 
 def test_onnx_runtime_imports_no_torch(tiny_export):
@@ -112,13 +146,14 @@ def test_backend_setting(monkeypatch, tmp_path):
     monkeypatch.setenv("GR_NEO4J_EMBEDDER_BACKEND", "torch")
     assert embedder_backend(load_settings()) == "torch"
     monkeypatch.setenv("GR_NEO4J_EMBEDDER_BACKEND", "tensorflow")
-    with pytest.raises(GrNeo4jError, match="must be one of onnx, torch, got 'tensorflow'"):
+    with pytest.raises(GrNeo4jError, match="must be one of onnx, onnx-int8, torch, got 'tensorflow'"):
         embedder_backend(load_settings())
     monkeypatch.delenv("GR_NEO4J_EMBEDDER_BACKEND")
     (tmp_path / "config.toml").write_text('embedder_backend = "torch"\n')
     assert embedder_backend(load_settings()) == "torch"
-    with pytest.raises(GrNeo4jError, match="runs on the CPU"):
-        Embedder(ModelSource("x", "x", "local path"), device="cuda", backend="onnx", cache_dir=tmp_path)
+    for backend in ("onnx", "onnx-int8"):
+        with pytest.raises(GrNeo4jError, match=f"the {backend} embedder backend runs on the CPU"):
+            Embedder(ModelSource("x", "x", "local path"), device="cuda", backend=backend, cache_dir=tmp_path)
 
 
 @pytest.mark.integration
@@ -134,3 +169,5 @@ def test_default_model_onnx_matches_torch(tmp_path, monkeypatch):
              "which person wrote the films directed by [Yuriy Norshteyn]", "1994", "Jean-Pierre Léaud"]
     torch_vectors = load_embedder(settings.with_(embedder_backend="torch")).encode(texts)
     assert (onnx.encode(texts) * torch_vectors).sum(axis=1).min() > 0.9999
+    int8 = (load_embedder(settings.with_(embedder_backend="onnx-int8")).encode(texts) * torch_vectors).sum(axis=1)
+    assert int8.min() > 0.95 and int8.mean() > 0.98, int8  # scripts/bench_embed.py --int8 measures it on all of MetaQA
