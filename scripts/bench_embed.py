@@ -8,11 +8,11 @@
    top-k entities (k = 3, retrieval's default topk, and 10) and the ranking of the 9 relation
    texts by cosine, each backend against its own KB vectors: the share of top-k sets equal to
    torch's, the mean overlap, and the share of questions whose best relation is the same.
-4. With --int8: the same for a dynamic int8 quantisation (per channel) of the ONNX export, the
-   candidate that was measured and not adopted (see docs/design.md).
+4. With --int8: the same for the onnx-int8 backend (the export's weights quantised to int8 per
+   channel, see gr_neo4j.embedder_quantize), against torch and against the float32 export.
 
-The ONNX export is made first if the cache (GR_NEO4J_HOME/cache/embedder) lacks it; its time is
-reported apart. Prints one JSON document (and writes it to --out). Note the load average in the
+The ONNX export (and with --int8 its quantisation) is made first if the cache
+(GR_NEO4J_HOME/cache/embedder) lacks it; its time is reported apart. Prints one JSON document (and writes it to --out). Note the load average in the
 JSON: on a shared 2-core machine, other jobs change both rates.
 
     python scripts/bench_embed.py [--metaqa DIR] [--limit N] [--questions 2000] [--rounds 2] [--int8] [--out FILE]
@@ -24,7 +24,6 @@ import argparse
 import os
 import random
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from gr_neo4j.loaders.metaqa import relation_text
 
 from gr_neo4j.embedder import Embedder, embedder_source
 from gr_neo4j.embedder_export import ensure_exported
+from gr_neo4j.embedder_quantize import ensure_quantized
 from gr_neo4j.ingest.embed import embed_distinct
 from gr_neo4j.ingest.pipeline import EMBED_BATCH_SIZE
 from gr_neo4j.ingest.source import shared_path
@@ -100,29 +100,13 @@ def retrieval_agreement(ref: dict, ours: dict) -> dict:
     return report
 
 
-def int8_encoder(export: Path, workdir: Path):
-    """An `OnnxEncoder` (same encode/dimension as an Embedder) of a copy of the export with
-    dynamically quantised int8 weights, per channel."""
-    import shutil
-
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from gr_neo4j.embedder_onnx import OnnxEncoder
-
-    target = workdir / "int8"
-    shutil.copytree(export, target)
-    quantize_dynamic(str(export / "model.onnx"), str(target / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True,
-                     extra_options={"DefaultTensorType": 1})
-    return OnnxEncoder(target)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--metaqa", type=Path, default=None, help="MetaQA directory (default: ../shared/datasets/metaqa)")
     parser.add_argument("--limit", type=int, default=None, help="embed only the first N entity names (default: all)")
     parser.add_argument("--questions", type=int, default=2000, help="dev questions for the retrieval comparison")
     parser.add_argument("--rounds", type=int, default=2, help="timed rounds per backend, taking turns")
-    parser.add_argument("--int8", action="store_true", help="also measure an int8 quantisation of the export")
+    parser.add_argument("--int8", action="store_true", help="also measure the onnx-int8 backend")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     root = args.metaqa or shared_path("metaqa")
@@ -132,27 +116,29 @@ def main() -> None:
     texts = entities + relations
     questions = dev_questions(root, args.questions)
 
+    cache = settings.cache_dir / "embedder"
     start = time.perf_counter()
-    export_dir = ensure_exported(source.name, source.location, settings.cache_dir / "embedder")
+    export_dir = ensure_exported(source.name, source.location, cache)
     export_s = time.perf_counter() - start
     start = time.perf_counter()
-    backends = {"torch": Embedder(source, backend="torch", device="cpu"), "onnx": Embedder(source, backend="onnx", cache_dir=settings.cache_dir / "embedder")}
+    quantized_dir = ensure_quantized(source.name, source.location, cache) if args.int8 else None
+    quantize_s = time.perf_counter() - start
+    start = time.perf_counter()
+    names = ["torch", "onnx"] + (["onnx-int8"] if args.int8 else [])
+    backends = {name: Embedder(source, backend=name, device="cpu", cache_dir=cache) for name in names}
     load_s = time.perf_counter() - start
-    with tempfile.TemporaryDirectory() as workdir:
-        if args.int8:
-            backends["onnx_int8"] = int8_encoder(export_dir, Path(workdir))
-        rates: dict[str, list[float]] = {name: [] for name in backends}
-        vectors: dict[str, np.ndarray] = {}
-        load_before = os.getloadavg()
-        for _ in range(args.rounds):
-            for name, embedder in backends.items():
-                vectors[name], rate = timed_embed(embedder, texts)
-                rates[name].append(round(rate, 1))
-        load_after = os.getloadavg()
-        sides = {
-            name: {"q": embedder.encode(questions), "ent": vectors[name][: len(entities)], "rel": vectors[name][len(entities) :]}
-            for name, embedder in backends.items()
-        }
+    rates: dict[str, list[float]] = {name: [] for name in backends}
+    vectors: dict[str, np.ndarray] = {}
+    load_before = os.getloadavg()
+    for _ in range(args.rounds):
+        for name, embedder in backends.items():
+            vectors[name], rate = timed_embed(embedder, texts)
+            rates[name].append(round(rate, 1))
+    load_after = os.getloadavg()
+    sides = {
+        name: {"q": embedder.encode(questions), "ent": vectors[name][: len(entities)], "rel": vectors[name][len(entities) :]}
+        for name, embedder in backends.items()
+    }
     median = {name: statistics.median(r) for name, r in rates.items()}
     report = {
         "model": source.name,
@@ -162,7 +148,8 @@ def main() -> None:
         "load_average_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
         "onnx_export_s": round(export_s, 1),
         "onnx_export_dir": str(export_dir),
-        "model_load_s_both": round(load_s, 1),
+        **({"int8_quantize_s": round(quantize_s, 1), "int8_dir": str(quantized_dir)} if args.int8 else {}),
+        "model_load_s_all": round(load_s, 1),
         "baseline": {"backend": "torch", "texts_per_s": rates["torch"], "median_texts_per_s": median["torch"]},
     }
     for name in backends:
@@ -176,6 +163,9 @@ def main() -> None:
             "cosine_to_torch_questions": cosine_stats(sides[name]["q"], sides["torch"]["q"]),
             "retrieval_vs_torch": retrieval_agreement(sides["torch"], sides[name]),
         }
+    if args.int8:  # how far int8 strays from the float32 export it was made from
+        report["onnx-int8"]["cosine_to_onnx_kb"] = cosine_stats(vectors["onnx-int8"], vectors["onnx"])
+        report["onnx-int8"]["speedup_vs_onnx"] = round(median["onnx-int8"] / median["onnx"], 2)
     emit(report, args.out)
 
 

@@ -18,7 +18,7 @@ in one run: the machine's speed drifts from day to day, so a backend's speed-up 
 the other backend measured beside it. The write phases, which never touch the embedder, are the
 control: they should match between the runs.
 
-    python scripts/bench_load.py [--metaqa DIR] [--backends torch,onnx] [--baseline-triples 5000]
+    python scripts/bench_load.py [--metaqa DIR] [--backends torch,onnx,onnx-int8] [--baseline-triples 5000]
                                  [--batch-size 5000] [--out FILE]
 """
 
@@ -236,7 +236,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--metaqa", type=Path, default=shared_path("metaqa"), help="MetaQA directory (default: the shared datasets dir)")
     parser.add_argument("--backends", default=None,
-                        help="comma-separated embedder backends (torch, onnx) to run one after another; default: the configured one")
+                        help="comma-separated embedder backends (torch, onnx, onnx-int8) to run one after another; default: the configured one")
     parser.add_argument("--batch-size", type=int, default=5000)
     parser.add_argument("--baseline-triples", type=int, default=5000)
     parser.add_argument("--out", type=Path, default=None)
