@@ -24,6 +24,7 @@ import hashlib
 import json
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -65,29 +66,33 @@ def fingerprint(location: str) -> dict:
     return {"format": EXPORT_FORMAT, "source": location, "files": digest.hexdigest()}
 
 
-def exported(name: str, location: str, cache_root: Path) -> Path | None:
-    """The cache directory of a complete export of the model at `location` as it is now, else None."""
-    target = cache_dir_for(name, location, cache_root)
+def complete(target: Path, location: str, **expected) -> Path | None:
+    """`target` if it holds a `model.onnx` made from the weights at `location` as they are now
+    (and its marker carries the ``expected`` entries), else None."""
     try:
         meta = json.loads((target / MARKER).read_text())
     except (OSError, ValueError):
         return None
-    if meta.get("fingerprint") != fingerprint(location) or not (target / "model.onnx").is_file():
-        return None
+    current = meta.get("fingerprint") == fingerprint(location) and all(meta.get(k) == v for k, v in expected.items())
+    return target if current and (target / "model.onnx").is_file() else None
+
+
+def built(target: Path, find: Callable[[], Path | None], build: Callable[[Path], None]) -> Path:
+    """`target`, first built by ``build`` (into a temporary sibling, under a lock) unless ``find`` finds it."""
+    if find() is None:
+        build_directory(target, lambda: find() is not None, build)
     return target
+
+
+def exported(name: str, location: str, cache_root: Path) -> Path | None:
+    """The cache directory of a complete export of the model at `location` as it is now, else None."""
+    return complete(cache_dir_for(name, location, cache_root), location)
 
 
 def ensure_exported(name: str, location: str, cache_root: Path, progress: Progress | None = None) -> Path:
     """The export directory of the model at `location`, exporting it first if the cache lacks it."""
-    found = exported(name, location, cache_root)
-    if found is not None:
-        return found
-    target = cache_dir_for(name, location, cache_root)
-    build_directory(
-        target, lambda: exported(name, location, cache_root) is not None,
-        lambda out: _export_into(name, location, out, progress or NO_PROGRESS),
-    )
-    return target
+    return built(cache_dir_for(name, location, cache_root), lambda: exported(name, location, cache_root),
+                 lambda out: _export_into(name, location, out, progress or NO_PROGRESS))
 
 
 def _export_into(name: str, location: str, out: Path, progress: Progress) -> None:

@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import build_directory
-from .embedder_export import MARKER, PROBES, cache_dir_for, ensure_exported, fingerprint
+from .embedder_export import MARKER, PROBES, built, cache_dir_for, complete, ensure_exported
 from .errors import GrNeo4jError
 from .progress import NO_PROGRESS, Progress
 
@@ -45,27 +44,16 @@ def quantized_dir_for(name: str, location: str, cache_root: Path) -> Path:
 
 def quantized(name: str, location: str, cache_root: Path) -> Path | None:
     """The directory of a complete int8 model of the weights at `location` as they are now, else None."""
-    target = quantized_dir_for(name, location, cache_root)
-    try:
-        meta = json.loads((target / MARKER).read_text())
-    except (OSError, ValueError):
-        return None
-    current = meta.get("fingerprint") == fingerprint(location) and meta.get("quantization") == QUANTIZATION
-    return target if current and (target / "model.onnx").is_file() else None
+    return complete(quantized_dir_for(name, location, cache_root), location, quantization=QUANTIZATION)
 
 
 def ensure_quantized(name: str, location: str, cache_root: Path, progress: Progress | None = None) -> Path:
     """The int8 model's directory, exporting and quantising first where the cache lacks them."""
-    found = quantized(name, location, cache_root)
-    if found is not None:
+    if (found := quantized(name, location, cache_root)) is not None:
         return found
     export = ensure_exported(name, location, cache_root, progress)
-    target = quantized_dir_for(name, location, cache_root)
-    build_directory(
-        target, lambda: quantized(name, location, cache_root) is not None,
-        lambda out: _quantize_into(name, export, out, progress or NO_PROGRESS),
-    )
-    return target
+    return built(quantized_dir_for(name, location, cache_root), lambda: quantized(name, location, cache_root),
+                 lambda out: _quantize_into(name, export, out, progress or NO_PROGRESS))
 
 
 def _quantize_into(name: str, export: Path, out: Path, progress: Progress) -> None:
