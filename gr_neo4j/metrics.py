@@ -6,9 +6,10 @@
 * ``explagraphs_correct``: the first ``support`` or ``counter`` in the (lowercased) prediction must
   equal the gold stance; a prediction with neither is wrong.
 * ``scene_graph_correct`` (GQA): the normalised gold answer is contained in the normalised prediction.
-* ``hallucinated``: the prediction is split into answer items (on ``|``, ``;``, ``,`` and newlines,
-  as KGQA models list several answers); an item is *grounded* when, after normalisation, it equals a
-  node text of the retrieved subgraph or one contains the other as whole words. A prediction
+* ``hallucinated``: the prediction is split into answer items (on ``|``, ``;`` and newlines, and
+  on ``,`` unless the part is a known name: "Lust, Caution" is one film when the subgraph or the
+  gold answers name it, two items otherwise); an item is *grounded* when, after normalisation, it
+  equals a node text of the retrieved subgraph or one contains the other as whole words. A prediction
   hallucinates when at least one non-empty item is not grounded. Only meaningful where answers are
   entities (knowledge-graph QA); an empty prediction names nothing and does not hallucinate.
 * ``answer_set_scores`` (knowledge-graph QA): the prediction's answer items against the gold
@@ -33,7 +34,7 @@ NOT_IN_GRAPH = "not in the graph"  # the answer that names nothing (constrained 
 SEPARATOR = "|"  # between the items of an answer (constrained decoding and the graph's answers write it)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
-_ITEM_SPLIT = re.compile(r"[|;,\n]")
+_ITEM_SPLIT = re.compile(r"[|;\n]")
 _STANCE = re.compile(r"support|counter")
 
 # Datasets whose answers are entities of the graph (Hit@1 + hallucination), stances, or free answers.
@@ -81,15 +82,22 @@ def _contains_words(haystack: str, needle: str) -> bool:
     return f" {needle} " in f" {haystack} "
 
 
-def answer_items(prediction: str) -> list[str]:
-    """The normalised, non-empty answer items of a prediction."""
-    return [item for item in (normalize(p) for p in _ITEM_SPLIT.split(prediction)) if item]
+def answer_items(prediction: str, known: Iterable[str] = ()) -> list[str]:
+    """The normalised, non-empty answer items of a prediction. A part between ``|``, ``;`` or
+    newlines is split on commas too, unless it is (normalised) one of the ``known`` names (node
+    texts, gold answers): titles such as "Kiss Me, Guido" hold commas."""
+    names = {normalize(k) for k in known}
+    items = []
+    for part in _ITEM_SPLIT.split(prediction):
+        whole = normalize(part)
+        items.extend([whole] if whole in names else (normalize(p) for p in part.split(",")))
+    return [item for item in items if item]
 
 
 def hallucinated(prediction: str, node_texts: Iterable[str]) -> bool:
     """True when some answer item of the prediction matches no node text of the subgraph."""
     nodes = {n for n in (normalize(t) for t in node_texts) if n}
-    for item in answer_items(prediction):
+    for item in answer_items(prediction, nodes):
         if item in nodes or item == normalize(NOT_IN_GRAPH):
             continue
         if not any(_contains_words(item, n) or _contains_words(n, item) for n in nodes):
@@ -101,13 +109,13 @@ def names_outside(prediction: str, node_texts: Iterable[str]) -> bool:
     """True when some answer item of the prediction is not exactly (normalised) a node text; the
     explicit :data:`NOT_IN_GRAPH` names nothing."""
     nodes = {n for n in (normalize(t) for t in node_texts) if n} | {normalize(NOT_IN_GRAPH)}
-    return any(item not in nodes for item in answer_items(prediction))
+    return any(item not in nodes for item in answer_items(prediction, nodes))
 
 
 def answer_set_scores(prediction: str, gold: str | Sequence[str]) -> tuple[float, float, float]:
     """(precision, recall, F1) of the prediction's answer items against the gold answers as sets."""
-    predicted = set(answer_items(prediction))
     wanted = {n for n in (normalize(a) for a in split_answers(gold)) if n}
+    predicted = set(answer_items(prediction, wanted))
     hit = len(predicted & wanted)
     precision = hit / len(predicted) if predicted else 0.0
     recall = hit / len(wanted) if wanted else 0.0

@@ -91,6 +91,18 @@ def test_answer_sets_score_exact_items_after_normalisation():
     assert answer_set_scores("", ["Forrest Gump"]) == (0.0, 0.0, 0.0)
 
 
+def test_a_known_name_with_a_comma_is_one_item():
+    nodes = ["Kiss Me, Guido", "Lust, Caution", "Big"]
+    assert answer_items("Kiss Me, Guido|Big", nodes) == ["kiss me guido", "big"]
+    assert answer_items("Kiss Me, Guido|Big") == ["kiss me", "guido", "big"]  # unknown: a list
+    assert answer_items("Tom Hanks, Robin Wright", nodes) == ["tom hanks", "robin wright"]
+    # the graph's answers and constrained decoding write node texts: never outside, never hallucinated
+    assert not names_outside("Kiss Me, Guido|Lust, Caution", nodes) and not hallucinated("Lust, Caution", nodes)
+    assert names_outside("Kiss Me, Hanks", nodes)
+    assert answer_set_scores("Lust, Caution|Big", ["Lust, Caution"]) == pytest.approx((0.5, 1.0, 2 / 3))
+    assert score("metaqa", ["Lust, Caution"], ["Lust, Caution"], [nodes]).outside_rate == 0.0
+
+
 def test_names_outside_is_exact_where_hallucinated_is_lenient():
     nodes = ["Tom Hanks", "Robert Zemeckis", "Forrest Gump"]
     assert not names_outside("Forrest Gump|tom hanks", nodes)
