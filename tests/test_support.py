@@ -40,3 +40,13 @@ def test_graph_answers_carry_their_scores_into_the_answer_lines():
     got = {a.text: a for a in supported_answers(scored, "Forrest Gump|Cast Away|1994")}
     assert (got["Forrest Gump"].score, got["Cast Away"].score, got["1994"].score) == (0.97, 0.4, None)
     assert got["Forrest Gump"].line().startswith("Tom Hanks <-starred actors- Forrest Gump")  # the score is a field of its own
+
+
+def test_a_title_with_a_comma_keeps_its_node_and_path():
+    from dataclasses import replace
+
+    base = result()
+    nodes = [*base.nodes, RetrievedNode("n6", "Lust, Caution", "Lust, Caution", 0.0, False)]
+    edges = [*base.edges, RetrievedEdge("e4", 6, 0, "starred actors", 0.0)]
+    (got,) = supported_answers(replace(base, nodes=nodes, edges=edges), "Lust, Caution")
+    assert got.key == "Lust, Caution" and got.line() == "Tom Hanks <-starred actors- Lust, Caution"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..metrics import NOT_IN_GRAPH, SEPARATOR, answer_items, normalize
+from ..metrics import NOT_IN_GRAPH, SEPARATOR, normalize
 from .result import RetrievalResult
 
 
@@ -64,7 +64,7 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
     likely = dict(zip(result.graph_answers, result.graph_answer_scores))
     out = []
     for item in dict.fromkeys(p.strip() for p in answer.split(SEPARATOR) if p.strip()):
-        norm = (answer_items(item) or [""])[0]
+        norm = normalize(item)  # one item already: a title's comma ("Lust, Caution") must not split it
         nodes = by_text.get(norm, []) if norm != normalize(NOT_IN_GRAPH) else []
         if not nodes:
             out.append(SupportedAnswer(item, None))
