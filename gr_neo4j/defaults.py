@@ -82,7 +82,7 @@ class EmbedderBackend(StrEnum):
     """What runs the embedding model (see `gr_neo4j.embedder`); GR_NEO4J_EMBEDDER_BACKEND or `embedder_backend`."""
 
     ONNX = "onnx"  # ONNX Runtime on a float32 export made once from the same weights (cosine to torch > 0.9999); the default on a CPU
-    ONNX_INT8 = "onnx-int8"  # that export with int8 weights, quantised once: 1.6x faster, cosine to float32 0.99 on average
+    ONNX_INT8 = "onnx-int8"  # that export with int8 weights, quantised once: 1.3-1.4x float32's speed, cosine to it 0.99 on average
     TORCH = "torch"  # sentence-transformers on PyTorch, as the model ships; the default where an NVIDIA GPU is present
 
 
