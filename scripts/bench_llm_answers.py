@@ -29,6 +29,7 @@ from pathlib import Path
 from benchlib.report import emit
 
 from gr_neo4j.defaults import Decoding
+from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.metrics import SEPARATOR, score
 from gr_neo4j.retrieval.batch import questions_of
 from gr_neo4j.retrieval.linking import unbracketed
@@ -71,15 +72,25 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8, help="LLM answers generated together")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    hops = [int(h) for h in args.hops.split(",")]
-    settings = load_settings()
+    try:
+        hops = [int(h) for h in args.hops.split(",")]
+    except ValueError:
+        raise SystemExit(f"--hops: comma-separated whole numbers such as 1,2,3, got {args.hops!r}") from None
+    if args.limit < 1 or args.batch_size < 1:
+        raise SystemExit("--limit and --batch-size must be at least 1")
 
     began = time.perf_counter()
-    with Retriever(settings) as r:
-        info = r.knowledge_graph(args.dataset, "bench_llm_answers")
-        r.warm(info.name, max(hops))
-        samples, graph_answers, rows = retrieved_samples(r, info.name, hops, args.limit)
+    try:
+        with Retriever(load_settings()) as r:
+            info = r.knowledge_graph(args.dataset, "bench_llm_answers")
+            r.warm(info.name, max(hops))
+            samples, graph_answers, rows = retrieved_samples(r, info.name, hops, args.limit)
+    except GrNeo4jError as exc:  # no database, no such dataset or hop count: one line, as the CLI says it
+        raise SystemExit(str(exc)) from None
+    if not samples:
+        raise SystemExit(f"dataset {info.name!r} has no questions with hops {args.hops}")
     retrieve_s = time.perf_counter() - began
+    settings = load_settings()
 
     from gr_neo4j.model import GRetrieverModel, answer  # torch, transformers: only once the retrieval is done
     from gr_neo4j.model.checkpoint import load_llm_named
