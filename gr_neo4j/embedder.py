@@ -99,8 +99,7 @@ class Embedder:
     `gr_neo4j.embedder_export`; its vectors have cosine > 0.9999 to torch's); onnx-int8 runs that
     export quantised to int8 (`gr_neo4j.embedder_quantize`; cosine 0.99 on average); torch runs
     sentence-transformers itself. All share the model's name: a database loaded with one is queried
-    with another. ``progress`` is told about a
-    first-use export or quantisation.
+    with another. ``progress`` is told about a first-use export or quantisation.
     """
 
     def __init__(self, source: ModelSource, device: str | None = None, backend: EmbedderBackend | str = EmbedderBackend.TORCH,

@@ -6,7 +6,8 @@ ONNX Runtime's dynamic quantisation: every MatMul's weights become int8 with one
 channel, activations are quantised per batch at run time. It needs no calibration data and runs
 with the same `OnnxEncoder`. On this project's 2-core AVX2 CPU it embeds MetaQA's texts 1.3-1.4x as
 fast as the float32 export, 2.4-2.5x torch (scripts/bench_embed.py, scripts/bench_load.py), at a
-cosine to the float32 vectors of 0.99 on average; the README gives the measured retrieval figures next to float32's.
+cosine to the float32 vectors of 0.99 on average; the README gives the measured retrieval figures
+next to float32's.
 
 The directory `<export>-int8` holds the export's files with the quantised `model.onnx`; its
 `embedder.json` adds "quantization". It is checked before it is kept: on the export's probe texts
