@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--objective", type=Objective, choices=list(Objective), default=T.objective,
                     help="lm: G-Retriever; label: the fine-tuned label classifier (ExplaGraphs), no LLM")
     ap.add_argument("--encoder-lr", type=float, default=T.encoder_lr, help="peak learning rate of the label classifier's encoder")
+    ap.add_argument("--encoder", default=T.encoder, help="hub id or path of the label classifier's encoder (default: the embedder's)")
     ap.add_argument("--gnn", type=Gnn, choices=list(Gnn), default=T.gnn)
     ap.add_argument("--limit", type=int, default=None, help="at most this many samples per split")
     ap.add_argument("--eval-limit", type=int, default=None, help="answer only the first N test samples")
@@ -91,7 +92,7 @@ def main() -> None:
     config = TrainConfig(dataset=args.dataset, out=out, **source, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, graph_lr=args.graph_lr, min_lr=args.min_lr, lora=args.lora, gnn=args.gnn,
                          limit=args.limit, max_minutes=args.minutes, resume=False, objective=args.objective,
-                         encoder_lr=args.encoder_lr, final=args.final)
+                         encoder_lr=args.encoder_lr, encoder=args.encoder, final=args.final)
     cpu0 = time.process_time()
     result = train(config, settings=settings, llm=llm, splits=splits, progress=progress)
     train_cpu_s = time.process_time() - cpu0
@@ -109,7 +110,7 @@ def main() -> None:
         "threads": torch.get_num_threads(), "sizes": read_config(out)["sizes"],
         "samples_build_s": round(samples_s, 1), "llm_load_s": round(llm_load_s, 1),
         "train": {"budget_minutes": args.minutes, "epochs_planned": args.epochs, "batch_size": args.batch_size,
-                  "lr": args.lr, "graph_lr": args.graph_lr, "encoder_lr": args.encoder_lr, "min_lr": args.min_lr, "epochs_run": result.epochs_run,
+                  "lr": args.lr, "graph_lr": args.graph_lr, "encoder_lr": args.encoder_lr, "encoder": read_config(out)["model"]["embedder"], "min_lr": args.min_lr, "epochs_run": result.epochs_run,
                   "stopped": result.stopped, "samples_per_s": round(result.train_samples_per_s, 3),
                   "seconds": round(result.seconds, 1), "cpu_seconds": round(train_cpu_s, 1),
                   "final": args.final, "best_epoch": result.best_epoch,

@@ -101,6 +101,28 @@ def test_final_fits_train_and_val_together_and_keeps_the_last_epoch(tmp_path, ti
         train(config, settings=settings, splits=splits)
 
 
+def test_encoder_option_fine_tunes_another_encoder_than_the_embedder(tmp_path, tiny_encoder):
+    settings = load_settings(home=tmp_path / "home")  # the embedder stays the default MiniLM
+    samples = stance_samples(24)
+    splits = {"train": samples[:16], "val": samples[16:]}
+    config = TrainConfig(dataset="explagraphs", out=tmp_path / "ckpt", objective="label", epochs=1, batch_size=8,
+                         max_txt_len=64, encoder=str(tiny_encoder))
+    train(config, settings=settings, splits=splits)
+    saved = json.loads((config.out / CONFIG).read_text())
+    assert saved["model"]["embedder"] == str(tiny_encoder) and saved["train"]["encoder"] == str(tiny_encoder)
+    assert json.loads((config.out / ENCODER / "config.json").read_text())["hidden_size"] == 32
+    assert load_label_model(config.out).encoder.config.hidden_size == 32
+
+    missing = TrainConfig(dataset="explagraphs", out=tmp_path / "other", objective="label", encoder=str(tmp_path / "nowhere"))
+    with pytest.raises(GrNeo4jError, match="cannot load the encoder for objective label from .*nowhere"):
+        train(missing, settings=settings, splits=splits)
+    for objective in ("lm", "node"):
+        wrong = TrainConfig(dataset="explagraphs", out=tmp_path / "other", objective=objective, encoder=str(tiny_encoder))
+        with pytest.raises(GrNeo4jError, match="--encoder names the encoder of --objective label"):
+            train(wrong, settings=settings, splits=splits)
+    assert not (tmp_path / "other").exists()
+
+
 def test_label_objective_refuses_datasets_without_fixed_labels(tmp_path, tiny_encoder):
     settings = load_settings(home=tmp_path / "home", embedder=str(tiny_encoder))
     samples = [SubgraphSample(s.id, s.question, "goal", s.desc, s.data, "metaqa", s.node_texts) for s in stance_samples(8)]

@@ -47,6 +47,8 @@ def train(
     node_weight: float = typer.Option(T.node_weight, "--node-weight", help="Weight of the node head's loss with --objective joint."),
     head_lr: float = typer.Option(T.head_lr, "--head-lr", help="Peak learning rate of the node head."),
     encoder_lr: float = typer.Option(T.encoder_lr, "--encoder-lr", help="Peak learning rate of the encoder fine-tuned by --objective label."),
+    encoder: str | None = typer.Option(T.encoder, "--encoder", help="Hugging Face id or path of the encoder --objective label fine-tunes "
+                                       "(default: the embedder's)."),
     final: bool = typer.Option(T.final, "--final", help="Train on the train and validation splits together for exactly --epochs and keep "
                                "the last epoch (once the epochs and rates were chosen on validation); the test split stays unseen."),
 ) -> None:
@@ -57,7 +59,7 @@ def train(
                          batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, gnn=gnn,
                          graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
                          max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr,
-                         graph_lr=graph_lr, encoder_lr=encoder_lr, final=final)
+                         graph_lr=graph_lr, encoder_lr=encoder_lr, encoder=encoder, final=final)
     result = run(config, settings=settings_from(), progress=RichProgress(err_console))
     console.print(
         f"trained {result.epochs_run} epochs ({result.stopped}), "

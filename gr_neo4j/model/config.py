@@ -105,6 +105,7 @@ class TrainConfig:
     node_weight: float = 1.0  # weight of the node head's binary cross-entropy in the joint loss
     head_lr: float = 1e-3  # peak learning rate of the node head (trained from scratch, unlike the LLM side)
     encoder_lr: float = 5e-5  # objective label: peak learning rate of the fine-tuned encoder (BERT-style fine-tuning)
+    encoder: str | None = None  # objective label: hub id or path of the encoder to fine-tune (None: the embedder's)
     head_hidden: int = 256
     head_layers: int = 2
     candidates: int = 5  # node texts ranked by the head that the prompt lists (joint)

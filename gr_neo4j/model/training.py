@@ -90,9 +90,13 @@ def build_model(config: TrainConfig, train_set: Sequence[SubgraphSample], settin
         from ..embedder import embedder_source
         from .label_model import labels_of
 
-        source = embedder_source(settings)
-        mcfg = replace(model_config(config, "", embed_dim, source.name), labels=labels_of(config.dataset))
-        return LabelModel.from_pretrained(source.location, mcfg)
+        if config.encoder:  # any encoder: a hub id or a directory
+            name, location = config.encoder, config.encoder
+        else:
+            source = embedder_source(settings)
+            name, location = source.name, source.location
+        mcfg = replace(model_config(config, "", embed_dim, name), labels=labels_of(config.dataset))
+        return LabelModel.from_pretrained(location, mcfg)
     if objective == Objective.NODE:
         model = NodeModel(model_config(config, "", embed_dim, embedder_name))
     else:
@@ -139,6 +143,8 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     out = Path(config.out)
     seed_everything(config.seed)
     check_rates(config)
+    if config.encoder and Objective(config.objective) != Objective.LABEL:
+        raise GrNeo4jError("--encoder names the encoder of --objective label; the other objectives train a GNN on the samples' vectors")
     if splits is None:
         splits = load_splits(config.dataset, retrieved=config.retrieved, tsv=config.tsv, settings=settings,
                              seed=config.seed, limit=config.limit)
