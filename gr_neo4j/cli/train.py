@@ -43,7 +43,7 @@ def train(
     resume: bool = typer.Option(T.resume, "--resume/--no-resume", help="Continue the checkpoint in --out if there is one."),
     objective: Objective = typer.Option(T.objective, "--objective", help="lm (answer tokens), node (a question-conditioned node "
                                         "head alone, BCE on the answer nodes, no LLM), joint (both; the prompt lists the head's best nodes), or label (ExplaGraphs: "
-                                        "the embedder's encoder fine-tuned to pick the label, no LLM)."),
+                                        "an encoder, the embedder's or --encoder's, fine-tuned to pick the label, no LLM)."),
     node_weight: float = typer.Option(T.node_weight, "--node-weight", help="Weight of the node head's loss with --objective joint."),
     head_lr: float = typer.Option(T.head_lr, "--head-lr", help="Peak learning rate of the node head."),
     encoder_lr: float = typer.Option(T.encoder_lr, "--encoder-lr", help="Peak learning rate of the encoder fine-tuned by --objective label."),

@@ -5,8 +5,9 @@ no LLM.
 It reads each sample as a sentence pair: the question, and the textualised graph written as
 triples ``head relation tail.`` (the graph in the words the LLM's prompt gives it, without node
 numbers). The encoder starts from the embedder's weights (all-MiniLM-L6-v2 by default: 22M
-parameters, so a CPU fine-tunes it in minutes); its mean-pooled tokens go through one linear layer
-to the labels, trained with cross-entropy. Like constrained decoding, it can only answer a label.
+parameters, so a CPU fine-tunes it in minutes) or from the one ``train --encoder`` names (e.g.
+all-mpnet-base-v2, 110M, half an hour); its mean-pooled tokens go through one linear layer to the
+labels, trained with cross-entropy. Like constrained decoding, it can only answer a label.
 
 A checkpoint holds the whole fine-tuned encoder and the layer (``weights.safetensors``) and the
 encoder's configuration and tokenizer (``encoder/``), so it loads without the embedder package.

@@ -82,7 +82,7 @@ def model_config(config: TrainConfig, llm_name: str, embed_dim: int, embedder: s
 def build_model(config: TrainConfig, train_set: Sequence[SubgraphSample], settings, llm, progress: Progress):
     """The model an objective trains: the GNN + LLM (lm), the node head alone without any LLM
     (node), or both (joint), a head weighting the answer nodes in its loss; or the label classifier
-    fine-tuned from the embedder's encoder (label)."""
+    fine-tuned from the embedder's encoder or ``config.encoder`` (label)."""
     objective = Objective(config.objective)
     embed_dim = int(train_set[0].data.x.size(1))
     embedder_name = _embedder_name(settings) if config.tsv is not None else ""
