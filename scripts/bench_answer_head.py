@@ -10,7 +10,7 @@ first ``--test`` per hop, a part of dev disjoint from both the training slice an
 Prints one JSON document: per hop, Hit@1 and answer-set precision / recall / F1 of the head and of
 the baseline, the share of test subgraphs holding an answer at all, and the training time.
 
-    python scripts/bench_answer_head.py [--train 600] [--skip 2000] [--test 300] [--epochs 20]
+    python scripts/bench_answer_head.py [--train 600] [--skip 2000] [--test 300] [--epochs 10]
 """
 
 from __future__ import annotations
