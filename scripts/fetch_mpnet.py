@@ -108,6 +108,11 @@ def main() -> int:
     def is_built() -> bool:
         return (target / "model.safetensors").is_file() and (target / "config.json").is_file()
 
+    # build_directory replaces an unfinished target: fine for the cache, not for a folder of the user's
+    if args.dest and args.dest.exists() and not is_built():
+        print(f"fetch_mpnet: --dest {args.dest} exists and holds no model; give a new directory", file=sys.stderr)
+        return 1
+
     def fill(tmp: Path) -> None:
         work = tmp / ".work"
         work.mkdir()
