@@ -81,7 +81,8 @@ def main() -> None:
 
     began = time.perf_counter()
     try:
-        with Retriever(load_settings()) as r:
+        settings = load_settings()
+        with Retriever(settings) as r:
             info = r.knowledge_graph(args.dataset, "bench_llm_answers")
             r.warm(info.name, max(hops))
             samples, graph_answers, rows = retrieved_samples(r, info.name, hops, args.limit)
@@ -90,7 +91,6 @@ def main() -> None:
     if not samples:
         raise SystemExit(f"dataset {info.name!r} has no questions with hops {args.hops}")
     retrieve_s = time.perf_counter() - began
-    settings = load_settings()
 
     from gr_neo4j.model import GRetrieverModel, answer  # torch, transformers: only once the retrieval is done
     from gr_neo4j.model.checkpoint import load_llm_named
