@@ -104,13 +104,14 @@ def main() -> None:
         trained[str(decoding)] = {f"test_{r.metric}": round(r.value, 4), "test_answered": r.total,
                                   "hallucination_rate": r.hallucination_rate, "generation_samples_per_s": round(r.samples_per_s, 3)}
     test = splits["test"][: args.eval_limit]
+    saved = read_config(out)
     report = {
         "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "objective": str(args.objective),
-        "llm": read_config(out)["model"]["llm"] or llm_source(settings).name, "gnn": args.gnn, "lora": args.lora, "device": "cpu" if not torch.cuda.is_available() else "cuda",
-        "threads": torch.get_num_threads(), "sizes": read_config(out)["sizes"],
+        "llm": saved["model"]["llm"] or llm_source(settings).name, "gnn": args.gnn, "lora": args.lora, "device": "cpu" if not torch.cuda.is_available() else "cuda",
+        "threads": torch.get_num_threads(), "sizes": saved["sizes"],
         "samples_build_s": round(samples_s, 1), "llm_load_s": round(llm_load_s, 1),
         "train": {"budget_minutes": args.minutes, "epochs_planned": args.epochs, "batch_size": args.batch_size,
-                  "lr": args.lr, "graph_lr": args.graph_lr, "encoder_lr": args.encoder_lr, "encoder": read_config(out)["model"]["embedder"], "min_lr": args.min_lr, "epochs_run": result.epochs_run,
+                  "lr": args.lr, "graph_lr": args.graph_lr, "encoder_lr": args.encoder_lr, "encoder": saved["model"]["embedder"], "min_lr": args.min_lr, "epochs_run": result.epochs_run,
                   "stopped": result.stopped, "samples_per_s": round(result.train_samples_per_s, 3),
                   "seconds": round(result.seconds, 1), "cpu_seconds": round(train_cpu_s, 1),
                   "final": args.final, "best_epoch": result.best_epoch,
