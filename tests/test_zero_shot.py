@@ -1,0 +1,93 @@
+"""The zero-shot relation-path scorer: how it reads a question and ranks paths of every length.
+
+A hash encoder (unrelated texts, near-zero cosines) isolates the mechanics: a word asks for a
+relation through its stem, the answer phrase agrees with an end type when their texts are equal.
+The real embedder's figures are eval-retrieval's (README)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from gr_neo4j.retrieval.zero_shot import ASKED, ZeroShot, read, same_stem, stem
+
+DIRECTED, STARRED, RELEASE = "directed by", "starred actors", "release year"
+RELATIONS = (DIRECTED, STARRED, RELEASE, "has genre", "in language")
+
+
+def encode(texts):
+    out = np.empty((len(texts), 64), dtype=np.float32)
+    for i, t in enumerate(texts):
+        seed = int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
+        out[i] = np.random.default_rng(seed).standard_normal(64)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+# What a step along each relation ends at, as the answer phrases that ask for it would read.
+END_TEXTS = {(DIRECTED, False): "who", (STARRED, False): "who", (RELEASE, False): "when",
+             (DIRECTED, True): "which films", (STARRED, True): "which films", (RELEASE, True): "which films"}
+
+
+def end_types(texts):
+    return {k: encode([v])[0] for k, v in END_TEXTS.items() if k[0] in texts}
+
+
+D, D_, S, S_, R, R_ = (DIRECTED, False), (DIRECTED, True), (STARRED, False), (STARRED, True), (RELEASE, False), (RELEASE, True)
+# The relation paths of up to three steps from a film and from a person (a film's director, the
+# films a person directed: "_" marks a step walked backwards).
+FROM_FILM = [(D,), (S,), (R,), (D, D_), (S, S_), (R, R_), (D, D_, S), (S, S_, D), (D, D_, R), (R, R_, D)]
+FROM_PERSON = [(D_,), (S_,), (D_, R), (D_, D), (D_, S), (S_, S), (S_, D), (S_, R), (S_, S, S_), (D_, D, D_)]
+PATHS = FROM_FILM + FROM_PERSON
+
+
+def best(question: str):
+    paths = FROM_PERSON if "person" in question.split() else FROM_FILM
+    question = question.replace("person", "NAME")
+    z = ZeroShot(read(question), encode, RELATIONS, end_types)
+    return paths[int(np.argmax(z.scores(paths)))]
+
+
+def test_read_finds_the_answer_phrase_the_words_and_their_order():
+    r = read("which movies have the same director of NAME")
+    assert r.answer == "which movies"
+    assert r.words == ("movies", "director")  # stop words and the mask go; the answer noun stays a word
+    assert r.progress[0] > r.progress[1]  # "movies" is nearer the answer than "director"
+    assert read("who directed NAME").answer == "who"
+    assert read("the director of NAME was").answer is None
+    assert read("what was the release date of NAME").answer == "what release"
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ("director", "directed", True), ("screenwriter", "written", True), ("actors", "acted", True),
+    ("co-starred", "starred", True), ("released", "release", True), ("movies", "directed", False), ("year", "genre", False),
+])
+def test_same_stem(a, b, same):
+    assert same_stem(a, b) is same
+    assert stem("Directed") == "direct"
+
+
+# "person" stands for a named person (the paths from a person), NAME for a named film.
+@pytest.mark.parametrize(("question", "path"), [
+    ("who directed NAME", (D,)),  # one relation asked: depth 1, not a longer walk
+    ("which films did person direct", (D_,)),
+    ("the director of NAME also directed which films", (D, D_)),  # two mentions, two steps
+    ("when were the films directed by person released", (D_, R)),  # order: from the name to the answer
+    ("who acted in the films directed by the director of NAME", (D, D_, S)),
+])
+def test_depth_and_path_come_from_the_question(question, path):
+    assert best(question) == path
+
+
+def test_the_answer_type_decides_between_a_relation_and_its_round_trip():
+    # "starred" is mentioned once; the answer "who" asks for the co-stars, not the films.
+    assert best("who co-starred with person") == (S_, S)
+    assert best("which films did person star in") == (S_,)
+
+
+def test_asked_says_whether_the_question_asks_for_a_path():
+    assert ZeroShot(read("who directed NAME"), encode, RELATIONS, end_types).asked((D,)) > ASKED
+    z = ZeroShot(read("what is the capital of NAME"), encode, RELATIONS, end_types)
+    assert all(z.asked(p) <= ASKED for p in PATHS)
+    assert ZeroShot(read("NAME"), encode, RELATIONS, end_types).scores(PATHS).shape == (len(PATHS),)  # no words: scores all the same
