@@ -53,7 +53,7 @@ class AskResult:
     """The answer, the subgraph it came from, and where to see it."""
 
     retrieval: RetrievalResult
-    answer: str
+    answer: str | None  # None: not in the graph (``retrieval.not_in_graph`` says why)
     answered_by: str
     answer_ms: float
     retrieval_id: str | None
@@ -214,7 +214,10 @@ def ask(
         answer_by = AnswerBy(answer_by)
         by_graph = answer_by == AnswerBy.GRAPH or (answer_by == AnswerBy.AUTO and checkpoint is None and answerer is None
                                                    and llm is None and bool(result.graph_answers))
-        if answer_it and by_graph:
+        if answer_it and result.not_in_graph:
+            # Neither the graph nor an LLM should name something for a question the graph cannot answer.
+            answer, by = None, f"nobody: not in the graph ({result.not_in_graph})"
+        elif answer_it and by_graph:
             if not result.graph_answers:
                 raise GrNeo4jError(f"the {result.mode} selection gives no answers of its own: use --answer-by llm (or the paths mode)")
             answer = SEPARATOR.join(result.nodes[i].text for i in result.graph_answers)
@@ -227,10 +230,11 @@ def ask(
         else:
             answer, by = "", "nobody (answering skipped)"
         answer_ms = 1000 * (time.perf_counter() - began)
-        answers = tuple(supported_answers(result, answer)) if answer_it else ()
+        answers = tuple(supported_answers(result, answer)) if answer_it and answer is not None else ()
         answer_ids = ([result.nodes[i].element_id for i in result.graph_answers] if answer_it and by_graph
                       else answer_node_ids(result, answers))
-        rid = record(retriever, result, answer if answer_it else None, answer_ids) if record_it else None
+        said = None if not answer_it else answer if answer is not None else f"not in the graph: {result.not_in_graph}"
+        rid = record(retriever, result, said, answer_ids) if record_it else None
         return AskResult(replace(result, retrieval_id=rid), answer, by, answer_ms, rid, answers)
     finally:
         if own:

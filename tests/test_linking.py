@@ -17,7 +17,7 @@ from gr_neo4j.defaults import Seeds
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.retrieval import RetrievalParams, Retriever
 from gr_neo4j.retrieval.linking import CASE, EXACT, MASK, NORMALISED, Linked, Span, choose, lucene_phrase, masked, match_score, spans
-from gr_neo4j.retrieval.params import DEFAULT_HOPS
+from gr_neo4j.retrieval.params import MAX_HOPS
 
 runner = CliRunner()
 
@@ -131,8 +131,10 @@ def test_a_question_without_brackets_links_its_person_and_film(metaqa):
     assert res.question[x.span[0] : x.span[1]] == "Ilse Varga" and x.score == EXACT and x.alternatives == ()
     assert [n.key for n in res.nodes if n.topic] == ["Ilse Varga"]
     assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in res.nodes}
-    # No hop model trained yet: the depth left to the question is the default.
-    assert res.parameters["hops"] == DEFAULT_HOPS and res.hop_probabilities == () and res.hops_line() == f"Hops: {DEFAULT_HOPS}"
+    # No hop model trained yet: paths of every length compete and the depth is read from the question.
+    assert res.parameters["hops"] == MAX_HOPS and res.hop_probabilities == () and res.read_depth
+    assert res.path == (("starred actors", True),) and res.depth == 1 and res.not_in_graph is None
+    assert res.hops_line() == f"Hops: 1 (~starred actors), read from the question (zero-shot, up to {MAX_HOPS})"
     # Typed in lower case, the name still links (a case-insensitive match).
     res = metaqa.retrieve("when was glass orchard released", "metaqa")
     assert keys(res) == ["Glass Orchard"] and res.linked[0].score == CASE
@@ -263,14 +265,14 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(hops=1))
     assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in result.nodes}
     assert result.parameters["path_ranker"] is True
-    # Left to the question, the depth is the hop model's most likely; switched off, the default.
+    # Left to the question, the depth is the hop model's most likely; switched off, read zero-shot.
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa")
     p = result.hop_probabilities
     assert len(p) == 2 and abs(sum(p) - 1) < 1e-3 and result.parameters["hops"] == 1 + max(range(2), key=p.__getitem__)
     assert result.hops_line().startswith(f"Hops: {result.parameters['hops']}, predicted")
     assert "hop_probabilities" in result.to_json()
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(path_ranker=False))
-    assert result.hop_probabilities == () and result.parameters["hops"] == DEFAULT_HOPS
+    assert result.hop_probabilities == () and result.parameters["hops"] == MAX_HOPS and result.depth == 1
     # The hop model alone is refitted from every question, the path weights kept.
     before = load_ranker(metaqa.conn, "metaqa")
     out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--hops", "1,2", "--skip", "0", "--fit", "hop-model", "--json"])

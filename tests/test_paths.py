@@ -83,7 +83,7 @@ def test_walks_count_every_walk_never_back_to_the_root_nor_straight_back():
 
 
 def test_the_best_path_alone_gives_its_end_and_the_walk_to_it():
-    nodes, edges, answers, _ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=2, roots=np.array([0]), max_paths=1)
+    nodes, edges, answers, *_ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=2, roots=np.array([0]), max_paths=1)
     assert [NODES[n] for n in nodes] == ["A", "F1", "D"]
     assert edges.tolist() == [0, 2]
     assert [NODES[n] for n in answers] == ["D"]  # the graph's own answer: the end of the best path
@@ -93,7 +93,7 @@ def test_paths_share_the_budget_round_robin_and_ties_go_to_the_more_similar_end(
     # Round 1: D (via F1) for the best path -> 3 nodes; then release years: Y1997 and Y2001 both have
     # one walk, Y2001 is more similar to the question -> A-F2-Y2001, 5 nodes = the budget.
     # Edges: the two walks (root outwards), then the candidate edges between chosen nodes (F2-D).
-    nodes, edges, answers, _ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=2, roots=np.array([0]), max_paths=3, budget=5)
+    nodes, edges, answers, *_ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=2, roots=np.array([0]), max_paths=3, budget=5)
     assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D", "Y2001"]
     assert edges.tolist() == [0, 2, 1, 6, 3]
     assert [NODES[n] for n in answers] == ["D"]  # the best path's, not the others'
@@ -101,7 +101,7 @@ def test_paths_share_the_budget_round_robin_and_ties_go_to_the_more_similar_end(
 
 def test_ends_reached_by_more_walks_come_first():
     # hops 3: the best path ends at F3 (two walks), F1 and F2 (one each; F2 more similar).
-    nodes, edges, answers, _ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=3, roots=np.array([0]), max_paths=1, budget=5)
+    nodes, edges, answers, *_ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(TABLE), hops=3, roots=np.array([0]), max_paths=1, budget=5)
     assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "F3", "D"]
     assert edges.tolist() == [0, 2, 4, 3, 1]
     assert [NODES[n] for n in answers] == ["F3", "F2", "F1"]  # most walks, then most similar
@@ -122,7 +122,7 @@ def test_paths_mode_roots_at_the_most_similar_nodes_without_topic_and_respects_t
 def test_no_candidates_no_selection():
     c = candidates()
     empty = replace(c, node_ids=[], node_keys=[], node_texts=[], node_sim=np.zeros(0, np.float32), edge_ids=[], edge_index=np.zeros((2, 0), np.int64), edge_rel=np.zeros(0, np.int64), topic=np.zeros(0, np.int64))
-    nodes, edges, answers, _ = select_paths(empty, np.zeros(0), Q, scorer(TABLE), 2, np.zeros(0, np.int64))
+    nodes, edges, answers, *_ = select_paths(empty, np.zeros(0), Q, scorer(TABLE), 2, np.zeros(0, np.int64))
     assert nodes.tolist() == [] and edges.tolist() == [] and answers.tolist() == []
 
 
@@ -147,7 +147,7 @@ def test_two_named_entities_meet_first_with_a_walk_from_each():
     # F3 (D's only) and the years do not fit a budget of 4.
     table = {"starred actors": 0.6, "directed by": 0.6}
     c = candidates(topic=("A", "D"))
-    nodes, edges, answers, scores = select_paths(c, np.array(NODE_SIM), Q, scorer(table), hops=2, roots=c.topic, budget=4, answer_cap=60, meet=True)
+    nodes, edges, answers, scores, *_ = select_paths(c, np.array(NODE_SIM), Q, scorer(table), hops=2, roots=c.topic, budget=4, answer_cap=60, meet=True)
     assert [NODES[n] for n in nodes] == ["A", "F1", "F2", "D"]
     assert set(edges.tolist()) == {0, 1, 2, 3}
     assert sorted(NODES[n] for n in answers) == ["F1", "F2"]  # where the names meet
@@ -255,7 +255,7 @@ def test_answer_scores_sum_the_probability_of_every_ranked_path_that_ends_there(
     # Two readings of the question, 0.95 (three relations: F1, F2, F3) and 0.93 (one: F1, F2):
     # F1 and F2 are answers under both, so they come first with the summed probability.
     table = {"starred actors directed by directed by": 0.95, "starred actors": 0.93}
-    *_, answers, scores = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(table), hops=3, roots=np.array([0]), budget=10)
+    _, _, answers, scores, *_ = select_paths(candidates(), np.array(NODE_SIM), Q, scorer(table), hops=3, roots=np.array([0]), budget=10)
     p = np.exp(20 * 0.95) / (np.exp(20 * 0.95) + np.exp(20 * 0.93))
     assert [NODES[a] for a in answers] == ["F2", "F1", "F3"]  # F2 before F1: closer to the question
     assert scores == pytest.approx([1.0, 1.0, p], abs=1e-3)

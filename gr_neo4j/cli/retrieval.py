@@ -20,7 +20,8 @@ DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' de
 HOPS = typer.Option(
     DEFAULTS.hops, "--hops", show_default=False,
     help=f"Expansion depth around the seeds on knowledge graphs (0-{MAX_HOPS}). Default: the relations the question needs, "
-    f"as the dataset's hop model (train-paths) predicts, else {DEFAULT_HOPS}.",
+    f"as the dataset's hop model (train-paths) predicts; without one, paths mode reads it from the question "
+    f"(relation paths of 1-{MAX_HOPS} relations compete), other modes walk {DEFAULT_HOPS}.",
 )
 TOPK = typer.Option(DEFAULTS.topk, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
 TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
@@ -111,7 +112,9 @@ def ask(
     if as_json:
         print(json.dumps(out.to_json(), indent=2, ensure_ascii=False))
         return
-    if not no_answer:
+    if not no_answer and out.answer is None:
+        console.print(f"[bold]Answer:[/] not in the graph: {out.retrieval.not_in_graph}", highlight=False)
+    elif not no_answer:
         console.print(f"[bold]Answer:[/] {out.answer}", highlight=False)
         if any(a.path for a in out.answers):
             for a in out.answers:
@@ -207,6 +210,10 @@ def eval_retrieval(
     predict_hops: bool = typer.Option(
         False, "--predict-hops", help="Walk as deep as the hop model predicts for each question (as ask does) instead of its hop count.",
     ),
+    untrained: bool = typer.Option(
+        False, "--untrained", help="Also ask every question zero-shot (paths mode, no trained ranker or hop model, every depth competing): "
+        "figures beside the trained ones.",
+    ),
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
     as_json: bool = JSON,
 ) -> None:
@@ -228,7 +235,7 @@ def eval_retrieval(
     began = time.perf_counter()
     report = evaluate_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
-        ceilings=ceilings, predict_hops=predict_hops,
+        ceilings=ceilings, predict_hops=predict_hops, untrained=untrained,
     )
     # The whole run's rate (connection, warm-up and every mode of each question included); the
     # per-stage latencies are in the report itself.
@@ -244,8 +251,7 @@ def eval_retrieval(
         return
     asked = "topic entities given (oracle)" if oracle_topic else "questions as typed, topic entities linked"
     if predict_hops:
-        right = ", ".join(f"{h}-hop {fig['depth_right']:.3f}" for h, fig in report["hops"].items())
-        asked += f", depth predicted (right for {right})"
+        asked += ", depth predicted or read from the question"
     _print_table(f"Retrieval on {report['dataset']}, {asked} (embedder {report['embedder']})", REPORT_COLUMNS, report_rows(report), left=("mode",))
     _print_table("Entity linking against the stored topic entities", LINKING_COLUMNS, linking_rows(report))
     _print_table("Ceilings: share of questions whose gold answers a retriever can reach", CEILING_COLUMNS, ceiling_rows(report))

@@ -30,6 +30,10 @@ from ..schema import ENTITY_VECTOR_INDEX, REL_VECTOR_INDEX
 from .params import MAX_HOPS, CandidateLimits
 
 T = TypeVar("T")
+# The zero-shot scorer's end types (:mod:`.zero_shot`): distinct end nodes averaged per relation
+# text and direction, found among the first END_TYPE_SCAN relationships with that text.
+END_TYPE_SAMPLE = 32
+END_TYPE_SCAN = 2000
 KG_STATEMENT = "retrieve_kg_candidates"  # MAX_HOPS (params.py) is how often its hop block repeats
 
 
@@ -175,6 +179,7 @@ class Neo4jSource:
         self.conn = conn
         self._session: neo4j.Session | None = None
         self._vocab: dict[str, RelationVocab] = {}
+        self._end_types: dict[str, dict[tuple[str, bool], np.ndarray]] = {}
         self._datasets: dict[str, DatasetInfo] | None = None
 
     @property
@@ -208,6 +213,24 @@ class Neo4jSource:
         """The question text stored with one graph of a per-sample dataset (None if there is none)."""
         rows = self.read(lambda tx: list(tx.run(statement("retrieval_graph_question"), dataset=dataset, graph=graph)))
         return rows[0]["text"] if rows else None
+
+    def end_types(self, dataset: str, texts: Sequence[str]) -> dict[tuple[str, bool], np.ndarray]:
+        """(relation text, backwards) -> ``[D]`` the unit mean embedding of up to
+        :data:`END_TYPE_SAMPLE` distinct nodes a step along that relation of ``dataset`` ends at:
+        its tails forwards, its heads backwards. Read once per text (one read for all new ones)."""
+        known = self._end_types.setdefault(dataset, {})
+        missing = [t for t in dict.fromkeys(texts) if (t, False) not in known]
+        if missing:
+            rows = self.read(lambda tx: list(tx.run(
+                statement("retrieval_end_types"), dataset=dataset, texts=missing, sample=END_TYPE_SAMPLE, scan=END_TYPE_SCAN)))
+            for row in rows:
+                for backwards, field in ((False, "tails"), (True, "heads")):
+                    if row[field]:
+                        v = np.asarray(row[field], dtype=np.float32).mean(0)
+                        known[(row["text"], backwards)] = v / max(float(np.linalg.norm(v)), 1e-12)
+            for t in missing:
+                known.setdefault((t, False), None)  # read, even when the text had no relationship
+        return {k: v for k in ((t, b) for t in texts for b in (False, True)) if (v := known.get(k)) is not None}
 
     def vocab(self, dataset: str, refresh: bool = False) -> RelationVocab:
         if refresh or dataset not in self._vocab:

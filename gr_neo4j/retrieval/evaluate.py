@@ -37,7 +37,7 @@ from .retriever import Retriever, borrowed
 EVAL_MODES = tuple(Mode)  # every mode, side by side
 
 REPORT_COLUMNS = (
-    "hops", "mode", "answer recall", "all answers", "ceiling", "graph Hit@1", "graph answer F1", "nodes", "edges", "tokens",
+    "hops", "mode", "answer recall", "all answers", "ceiling", "graph Hit@1", "graph answer F1", "not in graph", "depth right", "nodes", "edges", "tokens",
     "embed p50/p95", "link p50/p95", "cypher p50/p95", "complete p50/p95", "select p50/p95", "total p50/p95 ms",
 )
 CEILING_COLUMNS = ("hops", "any answer among candidates", "all answers among one path's ends", "all answers = one path's ends")
@@ -60,6 +60,7 @@ def evaluate_retrieval(
     retriever: Retriever | None = None,
     ceilings: bool = True,
     predict_hops: bool = False,
+    untrained: bool = False,
 ) -> dict:
     """Figures per hop count and mode (see module doc), as a JSON-ready dict. ``params`` (its
     ``hops`` is replaced by each hop count) overrides ``topk``, ``topk_e`` and ``cost_e``;
@@ -85,6 +86,9 @@ def evaluate_retrieval(
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}")
             p = replace(base, hops=None if predict_hops else h)
             fig = evaluate_hop(r, info, qs, p, progress or NO_PROGRESS, oracle_topic, modes, h)
+            if untrained:
+                zero_shot = replace(base, hops=None, path_ranker=False, mode=Mode.PATHS)
+                fig["untrained"] = evaluate_hop(r, info, qs, zero_shot, progress or NO_PROGRESS, oracle_topic, (Mode.PATHS,), h)
             fig["path_ceiling"] = path_ceiling(r.conn, [q.uid for q in qs], h).to_json() if ceilings else None
             report["hops"][str(h)] = fig
         return report
@@ -104,7 +108,7 @@ def evaluate_hop(
     every mode chosen from it."""
     hops = params.hops if hops is None else hops
     stage = {"embed": [], "link": [], "cypher": [], "candidate_nodes": []}
-    per_mode = {m: {"any": 0, "all": 0, "hit1": 0, "f1": 0.0, "answered": 0, "nodes": [], "edges": [], "tokens": [], "complete_ms": [], "select_ms": [],
+    per_mode = {m: {"any": 0, "all": 0, "hit1": 0, "f1": 0.0, "answered": 0, "abstained": 0, "nodes": [], "edges": [], "tokens": [], "complete_ms": [], "select_ms": [],
                     "total_ms": []} for m in modes}
     link = {"true": 0, "linked": 0, "gold": 0, "found": 0, "none": 0}
     ceiling = 0
@@ -121,7 +125,7 @@ def evaluate_hop(
                 link["gold"] += len(gold_topics)
                 link["found"] += gold_topics <= linked
                 link["none"] += not linked
-            if params.hops is None:
+            if params.hops is None and not f.read_depth:
                 depth_right.append(f.params.hops == hops)
             gold = set(q.answer_keys) or set(q.answers)
             ceiling += bool(gold & set(f.candidates.node_keys))
@@ -133,6 +137,9 @@ def evaluate_hop(
                 res = r.choose(f, m, data=False)
                 keys = {n.key for n in res.nodes}
                 fig = per_mode[m]
+                if f.read_depth and m is Mode.PATHS:
+                    depth_right.append(res.depth == hops)  # the zero-shot depth: the best path's
+                fig["abstained"] += res.not_in_graph is not None
                 fig["any"] += bool(gold & keys)
                 fig["all"] += bool(gold) and gold <= keys
                 if res.graph_answers:
@@ -161,7 +168,7 @@ def evaluate_hop(
             "recall": round(link["true"] / max(link["gold"], 1), 4),
             "nothing_linked": round(link["none"] / n, 4),
         },
-        # with the depth predicted: the share of questions walked exactly as deep as their hop count
+        # with the depth predicted (hop model) or read (zero-shot best path): the share right
         "depth_right": round(float(np.mean(depth_right)), 4) if depth_right else None,
         "modes": {},
     }
@@ -172,6 +179,8 @@ def evaluate_hop(
             # the selection's own answers (paths): Hit@1 of the first, answer-set F1; None in other modes
             "graph_hit_at_1": round(fig["hit1"] / n, 4) if fig["answered"] else None,
             "graph_answer_f1": round(fig["f1"] / n, 4) if fig["answered"] else None,
+            # said "not in the graph" (answer null): these questions all have answers in the graph
+            "not_in_graph": round(fig["abstained"] / n, 4),
             "mean_nodes": round(float(np.mean(fig["nodes"])), 1),
             "mean_edges": round(float(np.mean(fig["edges"])), 1),
             "mean_tokens": round(float(np.mean(fig["tokens"])), 1),
@@ -193,15 +202,24 @@ def _p(fig: dict) -> str:
 def report_rows(report: dict) -> list[tuple[str, ...]]:
     """The report as table rows under :data:`REPORT_COLUMNS`, one per hop count and mode."""
     rows = []
-    for h, fig in report["hops"].items():
-        for m, f in fig["modes"].items():
-            rows.append((
-                h, m, f"{f['answer_recall']:.3f}", f"{f['all_answers_recall']:.3f}", f"{fig['ceiling']:.3f}",
-                _opt(f.get("graph_hit_at_1")), _opt(f.get("graph_answer_f1")),
-                f"{f['mean_nodes']:.1f}", f"{f['mean_edges']:.1f}", f"{f['mean_tokens']:.0f}",
-                _p(fig["embed_ms"]), _p(fig["link_ms"]), _p(fig["cypher_ms"]), _p(f["complete_ms"]), _p(f["select_ms"]), _p(f["total_ms"]),
-            ))
+    for h, top in report["hops"].items():
+        for fig, label in ((top, ""), (top.get("untrained"), ", untrained")):
+            if fig is None:
+                continue
+            for m, f in fig["modes"].items():
+                rows.append(_mode_row(h, m + label, fig, f))
     return rows
+
+
+def _mode_row(h: str, label: str, fig: dict, f: dict) -> tuple[str, ...]:
+    """One row under :data:`REPORT_COLUMNS`; the depth is the paths mode's (when it was predicted or read)."""
+    depth = _opt(fig.get("depth_right")) if label.startswith(str(Mode.PATHS)) else "-"
+    return (
+        h, label, f"{f['answer_recall']:.3f}", f"{f['all_answers_recall']:.3f}", f"{fig['ceiling']:.3f}",
+        _opt(f.get("graph_hit_at_1")), _opt(f.get("graph_answer_f1")), _opt(f.get("not_in_graph")), depth,
+        f"{f['mean_nodes']:.1f}", f"{f['mean_edges']:.1f}", f"{f['mean_tokens']:.0f}",
+        _p(fig["embed_ms"]), _p(fig["link_ms"]), _p(fig["cypher_ms"]), _p(f["complete_ms"]), _p(f["select_ms"]), _p(f["total_ms"]),
+    )
 
 
 def ceiling_rows(report: dict) -> list[tuple[str, ...]]:

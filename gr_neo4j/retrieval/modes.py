@@ -51,7 +51,9 @@ class Selection:
     nodes: ``[n]`` int64, sorted ascending; edges: ``[m]`` int64, in the order the description
     lists them. edge_scores: ``[E]`` the score shown for every candidate edge (relation or triple).
     answers: ``[a]`` int64 the chosen nodes the selection itself takes for answers, best first
-    (``paths`` only; empty elsewhere); answer_scores: ``[a]`` how likely each is an answer.
+    (``paths`` only; empty elsewhere); answer_scores: ``[a]`` how likely each is an answer;
+    path: the best relation path's (relation text, backwards) steps (``paths`` only); met: the
+    answers are where the named entities' walks meet; path_score: the best path's score.
     """
 
     nodes: np.ndarray
@@ -59,6 +61,9 @@ class Selection:
     edge_scores: np.ndarray
     answers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     answer_scores: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    path: tuple[tuple[str, bool], ...] = ()
+    met: bool = False
+    path_score: float | None = None
 
 
 def score(c: Candidates, q: np.ndarray) -> Scored:
@@ -79,7 +84,7 @@ class Selector:
 
     def choose(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None) -> tuple[np.ndarray, ...]:
         """(node indices sorted ascending ``[n]``, edge indices ``[m]``[, answer candidates ``[a]``,
-        their scores ``[a]``])."""
+        their scores ``[a]``, the best relation path, whether the answers are meeting points, its score])."""
         raise NotImplementedError
 
     def __call__(self, c: Candidates, s: Scored, params: RetrievalParams, scorer: PathScorer | None = None) -> Selection:
@@ -87,7 +92,9 @@ class Selector:
         sel = Selection(np.asarray(nodes, dtype=np.int64), np.asarray(edges, dtype=np.int64), s.triple if self.uses_triples else s.edge)
         if not answers:
             return sel
-        return replace(sel, answers=np.asarray(answers[0], dtype=np.int64), answer_scores=np.asarray(answers[1], dtype=np.float32))
+        path, met, path_score = answers[2:5] if len(answers) > 2 else ((), False, None)
+        return replace(sel, answers=np.asarray(answers[0], dtype=np.int64), answer_scores=np.asarray(answers[1], dtype=np.float32),
+                       path=tuple(path), met=bool(met), path_score=path_score)
 
 
 SELECTORS: dict[Mode, Selector] = {}

@@ -25,14 +25,17 @@ import numpy as np
 from .candidates import Candidates
 from .path_plan import plan_term
 from .path_ranker import SCALE, PathRanker, Step, step_arrays
+from .zero_shot import ZeroShot
 
 FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an answer cap is set
 MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
 
 
 class PathScorer:
-    """How well relation-path texts read like the question: the cosine similarity, each text embedded
-    once, plus the dataset's learned correction when it has one (:class:`~.path_ranker.PathRanker`).
+    """How well relation paths fit the question: the dataset's trained ranker when it has one
+    (:class:`~.path_ranker.PathRanker`, on the cosine of path text and question), else the
+    zero-shot scorer of one question (:class:`~.zero_shot.ZeroShot`, :meth:`reading`), else the
+    cosine alone. Each text is embedded once.
 
     ``encode``: ``[P]`` texts -> ``[P, D]`` unit vectors (the retriever's embedder). Scorers made
     with :meth:`using` share one cache of vectors.
@@ -44,6 +47,7 @@ class PathScorer:
         self.cache: dict[str, np.ndarray] = {} if cache is None else cache
         self._projection: tuple[dict[str, int], np.ndarray | None] = ({}, None)
         self.plan_lp: dict | None = None  # one question's path-plan log-probabilities (:meth:`planned`)
+        self.zero_shot: ZeroShot | None = None  # one question's zero-shot scorer (:meth:`reading`)
 
     def using(self, ranker: PathRanker | None) -> PathScorer:
         """This scorer with ``ranker`` (None: cosine only), sharing the cache of vectors."""
@@ -61,6 +65,13 @@ class PathScorer:
         out.plan_lp = plan.log_probabilities(self.vectors([masked_text])[0], masked_text)
         return out
 
+    def reading(self, zero_shot: ZeroShot) -> PathScorer:
+        """This scorer for one question read by ``zero_shot``, which scores its paths when there is
+        no trained ranker (and judges, either way, whether the question asks for them)."""
+        out = PathScorer(self.encode, self.ranker, self.cache)
+        out._projection, out.plan_lp, out.zero_shot = self._projection, self.plan_lp, zero_shot
+        return out
+
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if missing:
@@ -74,6 +85,8 @@ class PathScorer:
         question ``q`` ``[D]``."""
         if not paths:
             return np.zeros(0, dtype=np.float32)
+        if self.ranker is None and self.zero_shot is not None:
+            return self.zero_shot.scores(paths)
         v = self.vectors([" ".join(rel for rel, _ in p) for p in paths])
         if self.ranker is None:
             return (v @ q).astype(np.float32)
@@ -210,11 +223,11 @@ class RankedPath:
 def rank_paths(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer, max_paths: int) -> list[RankedPath]:
     """The ``max_paths`` relation paths of ``w`` most similar to ``q`` (shorter first on ties),
     memoised on ``c`` like the walks: completion and selection rank the same paths."""
-    key = ("ranked", id(w), q.tobytes(), id(scorer.ranker), id(scorer.plan_lp))
+    key = ("ranked", id(w), q.tobytes(), id(scorer.ranker), id(scorer.plan_lp), id(scorer.zero_shot))
     if key not in c.memo:
-        # w, the ranker and the plan are kept with the result so that their ids cannot be reused meanwhile.
-        c.memo[key] = (w, scorer.ranker, scorer.plan_lp, _ranked(c, w, q, scorer))
-    return c.memo[key][3][:max_paths]
+        # w, the ranker, the plan and the reading are kept with the result so that their ids cannot be reused meanwhile.
+        c.memo[key] = (w, scorer.ranker, scorer.plan_lp, scorer.zero_shot, _ranked(c, w, q, scorer))
+    return c.memo[key][4][:max_paths]
 
 
 def _ranked(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer) -> list[RankedPath]:
@@ -333,9 +346,10 @@ def select_paths(
     answer_cap: int = 0,
     full_paths: int = FULL_PATHS,
     meet: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Chosen (node indices sorted ascending, edge indices, answers ``[a]``, their scores ``[a]``)
-    of the candidate graph (see module doc). The answers are what the graph itself answers, best
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[Step, ...], bool, float | None]:
+    """Chosen (node indices sorted ascending, edge indices, answers ``[a]``, their scores ``[a]``,
+    the best relation path's steps, whether the answers are where named entities meet, the best
+    path's score) of the candidate graph (see module doc). The answers are what the graph itself answers, best
     first. A node's score is the probability that the question's relation path ends
     there: the softmax of the ranked paths' scores (:func:`path_probabilities`), summed over the
     paths that reach it (where named entities meet: the share of them whose walks reach it). The
@@ -353,8 +367,10 @@ def select_paths(
     roots = np.unique(np.asarray(roots, dtype=np.int64))
     none = np.zeros(0, dtype=np.int64)
     if c.num_nodes == 0 or len(roots) == 0:
-        return none, none, none, np.zeros(0, dtype=np.float32)
+        return none, none, none, np.zeros(0, dtype=np.float32), (), False, None
     w = walks_of(c, roots, hops)
+    best: tuple[Step, ...] = ()
+    best_score = None
     chosen_nodes = dict.fromkeys(roots[: max(budget, 1)].tolist())
     chosen_edges: dict[int, None] = {}
 
@@ -379,6 +395,8 @@ def select_paths(
         queues = []
         ranked = rank_paths(c, w, q, scorer, max_paths)
         likely = end_probabilities(w, ranked)  # node -> probability it is an answer
+        if ranked:
+            best, best_score = path_steps(w.steps[ranked[0].pid], c.rel_texts), ranked[0].sim
         for p in ranked:
             rows = np.flatnonzero(w.path[p.layer] == p.pid)
             ends, inverse = np.unique(w.node[p.layer][rows], return_inverse=True)
@@ -419,4 +437,4 @@ def select_paths(
     edges = list(chosen_edges) + [int(x) for x in induced if int(x) not in chosen_edges]
     answers = [a for a in dict.fromkeys(answers) if inside[a]]  # those the budget kept
     scores = [met_score[a] if a in met_score else likely.get(a, 0.0) for a in answers] if w.path else []
-    return nodes, np.array(edges, dtype=np.int64), np.array(answers, dtype=np.int64), np.array(scores, dtype=np.float32)
+    return nodes, np.array(edges, dtype=np.int64), np.array(answers, dtype=np.int64), np.array(scores, dtype=np.float32), best, bool(meeting), best_score

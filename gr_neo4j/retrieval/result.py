@@ -76,7 +76,11 @@ class RetrievalResult:
     ends of the best relation path and the nodes the ranked paths make as likely), best first;
     empty in other modes. ``graph_answer_scores``: the probability of each that the question's
     relation path ends there (the path ranker's softmax over the ranked paths, summed); where named
-    entities meet, the share of them whose walks reach it.
+    entities meet, the share of them whose walks reach it. ``path``: the best relation path's
+    (relation text, backwards) steps and ``path_score`` its score (``paths`` mode); ``depth``: its
+    number of relations; ``read_depth``: every length up to ``hops`` competed, so the depth is
+    the best path's (no ``--hops``, no hop model). ``not_in_graph``: why the graph does not hold the answer (nothing it names
+    is in the graph, or no relation of it is what the question asks for); None when it may.
     """
 
     question: str
@@ -96,6 +100,15 @@ class RetrievalResult:
     graph_answers: tuple[int, ...] = ()  # indices into ``nodes``: what the selection itself answers, best first
     graph_answer_scores: tuple[float, ...] = ()
     hop_probabilities: tuple[float, ...] = ()  # when the depth was predicted: P(1..H relations)
+    path: tuple[tuple[str, bool], ...] = ()
+    path_score: float | None = None
+    not_in_graph: str | None = None
+    read_depth: bool = False  # paths of every length up to ``hops`` competed (no --hops, no hop model)
+
+    @property
+    def depth(self) -> int | None:
+        """Relations in the best relation path (``paths`` mode), else None."""
+        return len(self.path) if self.path else None
 
     @cached_property
     def data(self) -> Data | None:
@@ -127,6 +140,9 @@ class RetrievalResult:
             "seeds": self.seeds,
             "linked": [asdict(x) for x in self.linked],
             "hop_probabilities": list(self.hop_probabilities),
+            "relation_path": [{"relation": rel, "backwards": back} for rel, back in self.path],
+            "path_score": self.path_score,
+            "not_in_graph": self.not_in_graph,
             "retrieval_id": self.retrieval_id,
             "graph_answers": [{"key": self.nodes[i].key, "text": self.nodes[i].text, "score": x}
                               for i, x in zip(self.graph_answers, self.graph_answer_scores)],
@@ -140,6 +156,9 @@ class RetrievalResult:
         hops = self.parameters.get("hops")
         if self.hop_probabilities:
             return f"Hops: {hops}, predicted from the question ({self.hop_probabilities[hops - 1]:.2f})"
+        if self.path and self.read_depth:
+            steps = " > ".join(("~" if back else "") + rel for rel, back in self.path)
+            return f"Hops: {len(self.path)} ({steps}), read from the question (zero-shot, up to {hops})"
         return f"Hops: {hops}"
 
     def seeds_line(self) -> str | None:

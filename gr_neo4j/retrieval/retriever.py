@@ -48,10 +48,12 @@ from .candidates import (
 )
 from .linking import Linked, link, masked
 from .modes import Scored, Selection, path_roots, score, selector
-from .params import DEFAULT_HOPS, RetrievalError, RetrievalParams
+from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalError, RetrievalParams
 from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
+from .zero_shot import ASKED as ZERO_SHOT_ASKED
+from .zero_shot import ZeroShot, read
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,9 @@ class Fetched:
 
     ``params`` are resolved (no None); ``*_ms`` the time each stage took (``link_ms`` is counted
     in ``fetch_ms`` too: both are Cypher round trips). ``seeds``: where the topic entities came
-    from (None on per-sample graphs); ``linked``: the entities linked in the question.
+    from (None on per-sample graphs); ``linked``: the entities linked in the question;
+    ``read_depth``: no depth was given or predicted, so the ``paths`` mode walks :data:`MAX_HOPS`
+    deep and the zero-shot scorer reads the depth from the question.
     """
 
     question: str
@@ -76,6 +80,7 @@ class Fetched:
     linked: tuple[Linked, ...] = ()
     link_ms: float = 0.0
     hop_probabilities: tuple[float, ...] = ()
+    read_depth: bool = False
 
 
 class Retriever:
@@ -231,9 +236,12 @@ class Retriever:
             linked = tuple(self.link(question, info.name))
         linked_at = time.perf_counter()
         hop_p: tuple[float, ...] = ()
+        read_depth = False
         if params.hops is None:
             hop_p = self.hop_probabilities(info, question, linked, q, params.path_ranker)
-            params = replace(params, hops=int(np.argmax(hop_p)) + 1 if hop_p else DEFAULT_HOPS)
+            # Without a hop model the paths mode lets relation paths of every length compete (zero-shot).
+            read_depth = not hop_p and params.mode is Mode.PATHS and info.kind == "knowledge-graph"
+            params = replace(params, hops=int(np.argmax(hop_p)) + 1 if hop_p else MAX_HOPS if read_depth else DEFAULT_HOPS)
         topic_keys = tuple(entities) or tuple(x.key for x in linked)
         query = CandidateQuery(info, q, params.hops, params.limits, graph, topic_keys, question_uid)
         c = self.source.fetch(query)
@@ -244,7 +252,7 @@ class Retriever:
         unknown = [e for e in entities if e not in found]
         if unknown:
             raise RetrievalError(f"unknown entit{'y' if len(unknown) == 1 else 'ies'} in dataset '{info.name}': " + ", ".join(repr(u) for u in unknown))
-        if c.num_nodes == 0:
+        if c.num_nodes == 0 and info.kind != "knowledge-graph":
             raise RetrievalError(f"no candidates for this question in dataset '{info.name}' (is its vector index online?)")
         s = score(c, q)
         scored = time.perf_counter()
@@ -252,7 +260,7 @@ class Retriever:
         return Fetched(
             question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched),
             seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=ms * (linked_at - embedded),
-            hop_probabilities=hop_p,
+            hop_probabilities=hop_p, read_depth=read_depth,
         )
 
     def hop_probabilities(self, info: DatasetInfo, question: str, linked: Sequence[Linked], q: np.ndarray, learned: bool = True) -> tuple[float, ...]:
@@ -275,10 +283,16 @@ class Retriever:
         began = time.perf_counter()
         scorer = self.paths
         if f.dataset.kind == "knowledge-graph":
-            # The path plan reads the question as the hop model does, with the names it links masked.
-            scorer = self.path_scorer(f.dataset.name, params.path_ranker).planned(masked(f.question, f.linked))
+            # The path plan and the zero-shot scorer read the question with the names it links masked.
+            text = masked(f.question, f.linked)
+            zero_shot = ZeroShot(read(text), self.paths.vectors, self.vocab(f.dataset.name).texts,
+                                 lambda texts: self.neo4j.end_types(f.dataset.name, texts))
+            scorer = self.path_scorer(f.dataset.name, params.path_ranker).planned(text).reading(zero_shot)
         c, s, complete_ms = self.complete(f, params, scorer)
-        sel = selector(params.mode)(c, s, params, scorer)
+        sel = selector(params.mode)(c, s, params, scorer) if c.num_nodes else Selection(*(np.zeros(0, dtype=np.int64),) * 2, s.edge)
+        why = not_in_graph(f, params, sel, scorer)
+        if why is not None:
+            sel = replace(sel, answers=sel.answers[:0], answer_scores=sel.answer_scores[:0])
         chosen = time.perf_counter()
         x = None
         if c.x is not None:
@@ -296,7 +310,8 @@ class Retriever:
             total_ms=f.embed_ms + f.fetch_ms + f.score_ms + ms * (done - began),
             complete_ms=complete_ms,
         )
-        return replace(result, timings=timings, seeds=f.seeds, linked=f.linked, hop_probabilities=f.hop_probabilities)
+        return replace(result, timings=timings, seeds=f.seeds, linked=f.linked, hop_probabilities=f.hop_probabilities,
+                       path=sel.path, path_score=None if sel.path_score is None else round(float(sel.path_score), 4), not_in_graph=why, read_depth=f.read_depth)
 
     def complete(self, f: Fetched, params: RetrievalParams, scorer: PathScorer) -> tuple[Candidates, Scored, float]:
         """Stage 3a, ``paths`` mode with an answer cap: when the candidate caps may have cut the
@@ -329,6 +344,27 @@ class Retriever:
     ) -> RetrievalResult:
         """Retrieve the subgraph for ``question``: :meth:`fetch` then :meth:`choose`."""
         return self.choose(self.fetch(question, dataset, graph, entities, params, question_uid, q))
+
+
+def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: PathScorer) -> str | None:
+    """Why the graph does not hold the answer to ``f``'s question, or None when it may: on a
+    knowledge graph, nothing the question names links (with linking on), nothing is near it, or,
+    in the ``paths`` mode, the question asks for none of the relations of the best path (judged
+    by the zero-shot reading whether or not a trained ranker chose the path). Where the walks of
+    two named entities meet, the meeting is the answer."""
+    if f.dataset.kind != "knowledge-graph":
+        return None
+    if f.seeds is Seeds.VECTOR and params.link:
+        return "nothing the question names is in the graph"
+    if f.candidates.num_nodes == 0:
+        return "nothing in the graph is near the question"
+    if params.mode is not Mode.PATHS or sel.met or scorer.zero_shot is None:
+        return None
+    if not sel.path:
+        return "the entities it names have no relations in the graph"
+    if scorer.zero_shot.asked(sel.path) <= ZERO_SHOT_ASKED:
+        return "no relation in the graph is what the question asks for"
+    return None
 
 
 def seeds_of(kind: str, entities: Sequence[str], linked: Sequence[Linked], topics: int) -> Seeds | None:
