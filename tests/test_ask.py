@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from gr_neo4j.answer import show_query
 from gr_neo4j.cli import app
 from gr_neo4j.ingest.pipeline import load_dataset
+from gr_neo4j.retrieval.params import MAX_HOPS
 from gr_neo4j.samples import load_samples
 
 runner = CliRunner()
@@ -81,12 +82,15 @@ def test_ask_json_records_a_retrieval_whose_query_shows_exactly_the_subgraph(loa
     shown_edges = {r["e"].element_id for r in rows if r["e"] is not None}
     assert shown_edges == {e["element_id"] for e in result["edges"]}
     stored = loaded.query("MATCH (r:Retrieval {id: $id}) RETURN r", {"id": rid})[0]["r"]
-    assert stored["question"] == "who directed Titanic?" and json.loads(stored["parameters"])["hops"] == 2
+    # No hop model: paths of up to MAX_HOPS relations compete, and the best is one relation long.
+    assert stored["question"] == "who directed Titanic?" and json.loads(stored["parameters"])["hops"] == MAX_HOPS
+    assert result["relation_path"] == [{"relation": "directed by", "backwards": False}] and result["not_in_graph"] is None
 
 
 def test_paths_mode_follows_the_relation_chain_of_the_question(loaded):
-    # Titanic -directed by-> James Cameron <-directed by- Avatar: the two-step path the question names.
-    out = ask("which films share the director of Titanic", "-d", "metaqa", "-e", "Titanic", "--hops", "2",
+    # James Cameron <-directed by- Titanic, Avatar: the relation the question names, every end of it
+    # within the node budget (the order of longer chains is test_zero_shot's).
+    out = ask("which films did James Cameron direct", "-d", "metaqa", "-e", "James Cameron", "--hops", "2",
               "--max-paths", "1", "--node-budget", "3", "--json", "--no-answer", "--no-record")
     assert out.exit_code == 0, out.output
     result = json.loads(out.stdout)
