@@ -91,3 +91,8 @@ def test_asked_says_whether_the_question_asks_for_a_path():
     z = ZeroShot(read("what is the capital of NAME"), encode, RELATIONS, end_types)
     assert all(z.asked(p) <= ASKED for p in PATHS)
     assert ZeroShot(read("NAME"), encode, RELATIONS, end_types).scores(PATHS).shape == (len(PATHS),)  # no words: scores all the same
+
+
+def test_a_graph_of_one_relation_still_asks_for_it():
+    z = ZeroShot(read("which films did NAME direct"), encode, (DIRECTED,), end_types)
+    assert z.asked((D_,)) > ASKED

@@ -155,7 +155,9 @@ class ZeroShot:
             for j, w in enumerate(words):
                 if any(same_stem(w, x) for x in rel_words):
                     sim[r, j] = max(sim[r, j], STEM_MATCH)
-        specific = np.clip((sim.max(0) - sim.mean(0) - SPECIFIC_FROM) / SPECIFIC_SPAN, 0, 1)
+        # Best minus the mean of the other relations (0 when there is no other: a one-relation graph).
+        others = (sim.sum(0) - sim.max(0)) / (len(rels) - 1) if len(rels) > 1 else np.zeros(sim.shape[1], dtype=sim.dtype)
+        specific = np.clip((sim.max(0) - others - SPECIFIC_FROM) / SPECIFIC_SPAN, 0, 1)
         e = np.exp((sim - sim.max(0)) / TEMPERATURE)
         self.evidence = (e / e.sum(0) * specific).astype(np.float32)
         at = np.asarray(self.reading.positions)
