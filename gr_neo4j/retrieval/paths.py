@@ -17,6 +17,7 @@ Walks never come back to a root nor step straight back to the node they came fro
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -60,16 +61,15 @@ class PathScorer:
         plan = self.ranker.plan if self.ranker is not None else None
         if plan is None or plan.strength <= 0:
             return self
-        out = PathScorer(self.encode, self.ranker, self.cache)
-        out._projection = self._projection
+        out = copy.copy(self)  # the cache of vectors and the ranker's projection are shared
         out.plan_lp = plan.log_probabilities(self.vectors([masked_text])[0], masked_text)
         return out
 
-    def reading(self, zero_shot: ZeroShot) -> PathScorer:
+    def reading(self, zero_shot: ZeroShot | None) -> PathScorer:
         """This scorer for one question read by ``zero_shot``, which scores its paths when there is
         no trained ranker (and judges, either way, whether the question asks for them)."""
-        out = PathScorer(self.encode, self.ranker, self.cache)
-        out._projection, out.plan_lp, out.zero_shot = self._projection, self.plan_lp, zero_shot
+        out = copy.copy(self)
+        out.zero_shot = zero_shot
         return out
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:

@@ -64,7 +64,8 @@ class Fetched:
     in ``fetch_ms`` too: both are Cypher round trips). ``seeds``: where the topic entities came
     from (None on per-sample graphs); ``linked``: the entities linked in the question;
     ``read_depth``: no depth was given or predicted, so the ``paths`` mode walks :data:`MAX_HOPS`
-    deep and the zero-shot scorer reads the depth from the question.
+    deep and the zero-shot scorer reads the depth from the question; ``zero_shot``: that scorer,
+    read once per question (knowledge graphs only) for every mode chosen from it.
     """
 
     question: str
@@ -81,6 +82,7 @@ class Fetched:
     link_ms: float = 0.0
     hop_probabilities: tuple[float, ...] = ()
     read_depth: bool = False
+    zero_shot: ZeroShot | None = None
 
 
 class Retriever:
@@ -255,12 +257,17 @@ class Retriever:
         if c.num_nodes == 0 and info.kind != "knowledge-graph":
             raise RetrievalError(f"no candidates for this question in dataset '{info.name}' (is its vector index online?)")
         s = score(c, q)
+        zero_shot = None
+        if info.kind == "knowledge-graph":
+            # The zero-shot scorer reads the question with the names it links masked, as the path plan does.
+            zero_shot = ZeroShot(read(masked(question, linked)), self.paths.vectors, self.vocab(info.name).texts,
+                                 lambda texts: self.neo4j.end_types(info.name, texts))
         scored = time.perf_counter()
         ms = 1000.0
         return Fetched(
             question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched),
             seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=ms * (linked_at - embedded),
-            hop_probabilities=hop_p, read_depth=read_depth,
+            hop_probabilities=hop_p, read_depth=read_depth, zero_shot=zero_shot,
         )
 
     def hop_probabilities(self, info: DatasetInfo, question: str, linked: Sequence[Linked], q: np.ndarray, learned: bool = True) -> tuple[float, ...]:
@@ -283,11 +290,8 @@ class Retriever:
         began = time.perf_counter()
         scorer = self.paths
         if f.dataset.kind == "knowledge-graph":
-            # The path plan and the zero-shot scorer read the question with the names it links masked.
-            text = masked(f.question, f.linked)
-            zero_shot = ZeroShot(read(text), self.paths.vectors, self.vocab(f.dataset.name).texts,
-                                 lambda texts: self.neo4j.end_types(f.dataset.name, texts))
-            scorer = self.path_scorer(f.dataset.name, params.path_ranker).planned(text).reading(zero_shot)
+            # The path plan reads the question as the hop model does, with the names it links masked.
+            scorer = self.path_scorer(f.dataset.name, params.path_ranker).planned(masked(f.question, f.linked)).reading(f.zero_shot)
         c, s, complete_ms = self.complete(f, params, scorer)
         sel = selector(params.mode)(c, s, params, scorer) if c.num_nodes else Selection(*(np.zeros(0, dtype=np.int64),) * 2, s.edge)
         why = not_in_graph(f, params, sel, scorer)
