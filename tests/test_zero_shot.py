@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from gr_neo4j.retrieval.zero_shot import ASKED, ZeroShot, read, same_stem, stem
+from gr_neo4j.retrieval.zero_shot import ASKED, EndType, ZeroShot, read, same_stem, stem
 
 DIRECTED, STARRED, RELEASE = "directed by", "starred actors", "release year"
 RELATIONS = (DIRECTED, STARRED, RELEASE, "has genre", "in language")
@@ -31,7 +31,7 @@ END_TEXTS = {(DIRECTED, False): "who", (STARRED, False): "who", (RELEASE, False)
 
 
 def end_types(texts):
-    return {k: encode([v])[0] for k, v in END_TEXTS.items() if k[0] in texts}
+    return {k: EndType(encode([v])[0], 32) for k, v in END_TEXTS.items() if k[0] in texts}
 
 
 D, D_, S, S_, R, R_ = (DIRECTED, False), (DIRECTED, True), (STARRED, False), (STARRED, True), (RELEASE, False), (RELEASE, True)
@@ -96,3 +96,11 @@ def test_asked_says_whether_the_question_asks_for_a_path():
 def test_a_graph_of_one_relation_still_asks_for_it():
     z = ZeroShot(read("which films did NAME direct"), encode, (DIRECTED,), end_types)
     assert z.asked((D_,)) > ASKED
+
+
+def test_an_end_type_of_few_nodes_counts_for_less():
+    def typed(nodes):
+        return lambda texts: {k: EndType(v.vector, nodes) for k, v in end_types(texts).items()}
+
+    few, many = (ZeroShot(read("who directed NAME"), encode, RELATIONS, typed(n))._type_scores({D, D_}) for n in (3, 32))
+    assert many[D] > few[D] > 0 > few[D_] > many[D_]

@@ -28,6 +28,7 @@ from ..cypher_store import statement
 from ..ingest.records import entity_uid
 from ..schema import ENTITY_VECTOR_INDEX, REL_VECTOR_INDEX
 from .params import MAX_HOPS, CandidateLimits
+from .zero_shot import EndType
 
 T = TypeVar("T")
 # The zero-shot scorer's end types (:mod:`.zero_shot`): distinct end nodes averaged per relation
@@ -179,7 +180,7 @@ class Neo4jSource:
         self.conn = conn
         self._session: neo4j.Session | None = None
         self._vocab: dict[str, RelationVocab] = {}
-        self._end_types: dict[str, dict[tuple[str, bool], np.ndarray]] = {}
+        self._end_types: dict[str, dict[tuple[str, bool], EndType | None]] = {}
         self._datasets: dict[str, DatasetInfo] | None = None
 
     @property
@@ -214,8 +215,8 @@ class Neo4jSource:
         rows = self.read(lambda tx: list(tx.run(statement("retrieval_graph_question"), dataset=dataset, graph=graph)))
         return rows[0]["text"] if rows else None
 
-    def end_types(self, dataset: str, texts: Sequence[str]) -> dict[tuple[str, bool], np.ndarray]:
-        """(relation text, backwards) -> ``[D]`` the unit mean embedding of up to
+    def end_types(self, dataset: str, texts: Sequence[str]) -> dict[tuple[str, bool], EndType]:
+        """(relation text, backwards) -> the :class:`~.zero_shot.EndType` of up to
         :data:`END_TYPE_SAMPLE` distinct nodes a step along that relation of ``dataset`` ends at:
         its tails forwards, its heads backwards. Read once per text (one read for all new ones)."""
         known = self._end_types.setdefault(dataset, {})
@@ -227,7 +228,7 @@ class Neo4jSource:
                 for backwards, field in ((False, "tails"), (True, "heads")):
                     if row[field]:
                         v = np.asarray(row[field], dtype=np.float32).mean(0)
-                        known[(row["text"], backwards)] = v / max(float(np.linalg.norm(v)), 1e-12)
+                        known[(row["text"], backwards)] = EndType(v / max(float(np.linalg.norm(v)), 1e-12), len(row[field]))
             for t in missing:
                 known.setdefault((t, False), None)  # read, even when the text had no relationship
         return {k: v for k in ((t, b) for t in texts for b in (False, True)) if (v := known.get(k)) is not None}

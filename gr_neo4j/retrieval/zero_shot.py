@@ -51,6 +51,9 @@ LENGTH = 0.02  # per step: of two paths that read alike, the shorter
 INVERSION = 0.1  # per pair of consecutive steps whose words run from the answer back to the name
 ASKED = 0.1  # evidence above which a word asks for a relation (and a step counts as asked for)
 TYPE_SPREAD_FLOOR = 0.05  # added to the standard deviation of the end types' agreement
+# An end type averaged over n nodes counts n / (n + TYPE_PRIOR_NODES) of its z-score: the mean of a
+# handful of names is mostly noise (three directors' names can read less like "who" than five titles).
+TYPE_PRIOR_NODES = 4
 
 WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "when", "where", "how"])
 TYPED_WH = frozenset(["who", "whom", "whose", "when", "where"])  # carry an answer type alone
@@ -80,6 +83,15 @@ def same_stem(a: str, b: str) -> bool:
 def relation_words(text: str) -> tuple[str, ...]:
     """The words of a relation text that are not stop words ("has genre" -> "genre")."""
     return tuple(w for w in _TOKEN.findall(text) if w.casefold() not in STOP_WORDS)
+
+
+@dataclass(frozen=True)
+class EndType:
+    """What a step along a relation ends at: ``vector`` ``[D]`` the unit mean embedding of
+    ``nodes`` of the nodes there (the tails forwards, the heads backwards)."""
+
+    vector: np.ndarray
+    nodes: int
 
 
 @dataclass(frozen=True)
@@ -127,13 +139,12 @@ class ZeroShot:
 
     ``reading``: the question; ``encode``: texts -> ``[N, D]`` unit vectors (cached by the caller);
     ``relations``: every relation text of the graph (a word's specificity and softmax are over
-    them all); ``end_types``: relation texts -> ``{(text, backwards): [D] unit vector}``, the mean
-    embedding of the nodes a step along that relation ends at (the tail forwards, the head backwards).
+    them all); ``end_types``: relation texts -> ``{(text, backwards): EndType}``.
     """
 
     def __init__(
         self, reading: Reading, encode: Callable[[Sequence[str]], np.ndarray], relations: Sequence[str],
-        end_types: Callable[[Sequence[str]], dict[Step, np.ndarray]],
+        end_types: Callable[[Sequence[str]], dict[Step, EndType]],
     ):
         self.reading = reading
         self.encode = encode
@@ -202,16 +213,18 @@ class ZeroShot:
         return float(self.evidence[[self.rel_index[rel] for rel, _ in path]].max())
 
     def _type_scores(self, ends: set[Step]) -> dict[Step, float]:
-        """End step -> the answer phrase's agreement with its end type, z-scored over ``ends``."""
+        """End step -> the answer phrase's agreement with its end type, z-scored over ``ends`` and
+        shrunk by how few nodes the type was averaged over (:data:`TYPE_PRIOR_NODES`)."""
         if self.answer_vector is None or len(ends) < 2:
             return {}
-        vectors = self.end_types(sorted({rel for rel, _ in ends}))
-        keys = [e for e in ends if e in vectors]
+        types = self.end_types(sorted({rel for rel, _ in ends}))
+        keys = [e for e in ends if e in types]
         if len(keys) < 2:
             return {}
-        sims = np.array([float(vectors[e] @ self.answer_vector) for e in keys])
+        sims = np.array([float(types[e].vector @ self.answer_vector) for e in keys])
         z = (sims - sims.mean()) / (sims.std() + TYPE_SPREAD_FLOOR)
-        return dict(zip(keys, z.tolist()))
+        weight = np.array([types[e].nodes / (types[e].nodes + TYPE_PRIOR_NODES) for e in keys])
+        return dict(zip(keys, (z * weight).tolist()))
 
 
 def _runs(positions: np.ndarray) -> int:
