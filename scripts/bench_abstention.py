@@ -76,6 +76,12 @@ def main() -> int:
     ap.add_argument("--untrained", action="store_true", help="ask without the dataset's trained ranker and hop model (zero-shot)")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
+    try:
+        hops = [int(x) for x in args.hops.split(",") if x.strip()]
+    except ValueError:
+        ap.error(f"--hops takes hop counts separated by commas, got {args.hops!r}")
+    if args.count < 3 or args.control < 0 or args.skip < 0 or any(h < 1 for h in hops):
+        ap.error("--count must be at least 3 (one question per kind), --control and --skip not negative, --hops at least 1")
     params = RetrievalParams(path_ranker=not args.untrained)
     try:
         with Retriever(load_settings()) as r:
@@ -88,7 +94,7 @@ def main() -> int:
                 if len(examples.setdefault(kind, [])) < 3:
                     examples[kind].append({"question": q, "not_in_graph": res.not_in_graph})
             control = {}
-            for h in [int(x) for x in args.hops.split(",") if x]:
+            for h in hops:
                 qs = questions_of(r, args.dataset, None, hops=h, limit=args.control, skip=args.skip)
                 if qs:
                     said = [abstains(r, unbracketed(q.text), args.dataset, params) for q in qs]
