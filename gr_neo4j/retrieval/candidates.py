@@ -33,8 +33,8 @@ from .zero_shot import EndType
 T = TypeVar("T")
 # The zero-shot scorer's end types (:mod:`.zero_shot`): distinct end nodes averaged per relation
 # text and direction, found among the first END_TYPE_SCAN relationships with that text.
-END_TYPE_SAMPLE = 32
-END_TYPE_SCAN = 2000
+END_TYPE_SAMPLE = 200
+END_TYPE_SCAN = 20000
 KG_STATEMENT = "retrieve_kg_candidates"  # MAX_HOPS (params.py) is how often its hop block repeats
 
 
