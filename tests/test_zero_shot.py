@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from gr_neo4j.retrieval.zero_shot import ASKED, EndType, ZeroShot, read, same_stem, stem
+from gr_neo4j.retrieval.zero_shot import ANSWERABLE, ASKED, EndType, ZeroShot, read, same_stem, stem
 
 DIRECTED, STARRED, RELEASE = "directed by", "starred actors", "release year"
 RELATIONS = (DIRECTED, STARRED, RELEASE, "has genre", "in language")
@@ -87,10 +87,17 @@ def test_the_answer_type_decides_between_a_relation_and_its_round_trip():
 
 
 def test_asked_says_whether_the_question_asks_for_a_path():
-    assert ZeroShot(read("who directed NAME"), encode, RELATIONS, end_types).asked((D,)) > ASKED
+    assert ZeroShot(read("who directed NAME"), encode, RELATIONS, end_types).asked((D,)) > ANSWERABLE
     z = ZeroShot(read("what is the capital of NAME"), encode, RELATIONS, end_types)
-    assert all(z.asked(p) <= ASKED for p in PATHS)
+    assert all(z.asked(p) <= ANSWERABLE for p in PATHS)
     assert ZeroShot(read("NAME"), encode, RELATIONS, end_types).scores(PATHS).shape == (len(PATHS),)  # no words: scores all the same
+    assert z.scores([(), (D,)]).shape == (2,) and z.asked(()) == 0.0  # the topic itself: a path of no step
+
+
+def test_a_question_asks_how_its_names_connect():
+    assert read("what do NAME and NAME have in common").connects
+    assert read("which films did NAME and NAME both star in").connects
+    assert not read("what is the boiling point of NAME").connects  # two names ("boiling point", "water") prove nothing
 
 
 def test_a_graph_of_one_relation_still_asks_for_it():

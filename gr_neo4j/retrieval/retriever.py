@@ -52,8 +52,7 @@ from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalError, RetrievalParams
 from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
-from .zero_shot import ASKED as ZERO_SHOT_ASKED
-from .zero_shot import ZeroShot, read
+from .zero_shot import ANSWERABLE, ZeroShot, read
 
 
 @dataclass(frozen=True)
@@ -355,18 +354,20 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
     knowledge graph, nothing the question names links (with linking on), nothing is near it, or,
     in the ``paths`` mode, the question asks for none of the relations of the best path (judged
     by the zero-shot reading whether or not a trained ranker chose the path). Where the walks of
-    two named entities meet, the meeting is the answer."""
+    two named entities meet and the question asks how they connect ("what do X and Y have in
+    common"), the meeting is the answer; otherwise two names meeting prove nothing ("the boiling
+    point of water" names two films)."""
     if f.dataset.kind != "knowledge-graph":
         return None
     if f.seeds is Seeds.VECTOR and params.link:
         return "nothing the question names is in the graph"
     if f.candidates.num_nodes == 0:
         return "nothing in the graph is near the question"
-    if params.mode is not Mode.PATHS or sel.met or scorer.zero_shot is None:
+    if params.mode is not Mode.PATHS or scorer.zero_shot is None or (sel.met and scorer.zero_shot.reading.connects):
         return None
     if not sel.path:
         return "the entities it names have no relations in the graph"
-    if scorer.zero_shot.asked(sel.path) <= ZERO_SHOT_ASKED:
+    if scorer.zero_shot.asked(sel.path) <= ANSWERABLE:
         return "no relation in the graph is what the question asks for"
     return None
 

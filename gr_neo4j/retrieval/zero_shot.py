@@ -50,6 +50,9 @@ SURPLUS = 0.05  # per walk of a relation beyond the times the question mentions 
 LENGTH = 0.02  # per step: of two paths that read alike, the shorter
 INVERSION = 0.1  # per pair of consecutive steps whose words run from the answer back to the name
 ASKED = 0.1  # evidence above which a word asks for a relation (and a step counts as asked for)
+# The best path answers only when some word gives one of its relations more evidence than this; a
+# word that merely leans towards a relation ("currency" to "in language": 0.19) does not ask for it.
+ANSWERABLE = 0.3
 TYPE_SPREAD_FLOOR = 0.05  # added to the standard deviation of the end types' agreement
 # An end type averaged over n nodes counts n / (n + TYPE_PRIOR_NODES) of its z-score: the mean of a
 # handful of names is mostly noise (three directors' names can read less like "who" than five titles).
@@ -57,6 +60,9 @@ TYPE_PRIOR_NODES = 4
 
 WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "when", "where", "how"])
 TYPED_WH = frozenset(["who", "whom", "whose", "when", "where"])  # carry an answer type alone
+# Words that ask how the names connect: where two names' walks meet, the meeting answers them.
+CONNECTING = frozenset(["both", "together", "common", "between", "connected", "connection", "connect", "connects",
+                        "related", "relation", "relationship", "link", "links", "linked", "share", "shared", "shares"])
 _TOKEN = re.compile(r"[\w'-]+")
 _SUFFIXES = ("ings", "ing", "ers", "er", "ors", "or", "ed", "es", "s", "en", "ions", "ion")
 
@@ -99,12 +105,14 @@ class Reading:
     """One masked question as the scorer reads it: ``answer`` its answer phrase ("which movies",
     "who"; None when it has none), ``words`` its content words (no stop words, no mask) and each
     word's ``position`` among the question's tokens and ``progress``: its distance from the nearest
-    masked name minus its distance from the answer word (larger: nearer the answer)."""
+    masked name minus its distance from the answer word (larger: nearer the answer); ``connects``:
+    whether it asks how its names connect (:data:`CONNECTING`)."""
 
     answer: str | None
     words: tuple[str, ...]
     positions: tuple[int, ...]
     progress: tuple[int, ...]
+    connects: bool = False
 
 
 def read(masked_text: str) -> Reading:
@@ -131,7 +139,7 @@ def read(masked_text: str) -> Reading:
         positions.append(i)
         near_name = min((abs(i - j) for j in names), default=0)
         progress.append(near_name - (abs(i - answer_at) if answer_at is not None else 0))
-    return Reading(answer, tuple(words), tuple(positions), tuple(progress))
+    return Reading(answer, tuple(words), tuple(positions), tuple(progress), any(t in CONNECTING for t in tokens))
 
 
 class ZeroShot:
@@ -192,7 +200,7 @@ class ZeroShot:
         for k, path in enumerate(paths):
             rows = [self.rel_index[rel] for rel, _ in path]
             sub = self.evidence[rows]  # [L, W]
-            if sub.shape[1]:
+            if sub.shape[0] and sub.shape[1]:  # a path of no step (the topic itself) asks for nothing
                 coverage = float(sub.max(0).sum())
                 asked = sub.max(1)
                 at = progress[sub.argmax(1)]
@@ -200,12 +208,12 @@ class ZeroShot:
             else:
                 coverage, asked, inversions = 0.0, np.zeros(len(rows)), 0
             surplus = sum(max(0, n - max(int(self.mentions[r]), 1)) for r, n in Counter(rows).items())
-            out[k] = (coverage + TYPE_WEIGHT * types.get(path[-1], 0.0) - UNASKED * float((1 - asked).sum())
+            out[k] = (coverage + TYPE_WEIGHT * (types.get(path[-1], 0.0) if path else 0.0) - UNASKED * float((1 - asked).sum())
                       - SURPLUS * surplus - LENGTH * len(rows) - INVERSION * inversions)
         return out
 
     def asked(self, path: Sequence[Step]) -> float:
-        """The most evidence any word gives any step of ``path``: at most :data:`ASKED` when the
+        """The most evidence any word gives any step of ``path``: at most :data:`ANSWERABLE` when the
         question asks for none of its relations."""
         self._relations({rel for rel, _ in path})
         if not path or not self.evidence.shape[1]:
