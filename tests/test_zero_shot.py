@@ -57,6 +57,9 @@ def test_read_finds_the_answer_phrase_the_words_and_their_order():
     assert read("who directed NAME").answer == "who"
     assert read("the director of NAME was").answer is None
     assert read("what was the release date of NAME").answer == "what release"
+    # A word is also read with the preposition after it, as relation texts often are ("acted in").
+    assert read("who played in NAME").phrases == ("played in",)
+    assert read("which films did NAME star in").phrases == ("films", "star in")
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [

@@ -52,7 +52,7 @@ INVERSION = 0.1  # per pair of consecutive steps whose words run from the answer
 ASKED = 0.1  # evidence above which a word asks for a relation (and a step counts as asked for)
 # The best path answers only when some word gives one of its relations more evidence than this; a
 # word that merely leans towards a relation ("currency" to "in language": 0.19) does not ask for it.
-ANSWERABLE = 0.3
+ANSWERABLE = 0.25
 TYPE_SPREAD_FLOOR = 0.05  # added to the standard deviation of the end types' agreement
 # An end type averaged over n nodes counts n / (n + TYPE_PRIOR_NODES) of its z-score: the mean of a
 # handful of names is mostly noise (three directors' names can read less like "who" than five titles).
@@ -61,6 +61,9 @@ TYPE_PRIOR_NODES = 4
 WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "when", "where", "how"])
 TYPED_WH = frozenset(["who", "whom", "whose", "when", "where"])  # carry an answer type alone
 # Words that ask how the names connect: where two names' walks meet, the meeting answers them.
+# A word followed by one of these is also read with it ("played in" is nearer "acted in" than
+# "played" is), as relation texts are often a verb and its preposition.
+PREPOSITIONS = frozenset(["in", "by", "for", "with", "on", "at", "from", "to", "of", "about", "into", "under"])
 CONNECTING = frozenset(["both", "together", "common", "between", "connected", "connection", "connect", "connects",
                         "related", "relation", "relationship", "link", "links", "linked", "share", "shared", "shares"])
 _TOKEN = re.compile(r"[\w'-]+")
@@ -106,13 +109,15 @@ class Reading:
     "who"; None when it has none), ``words`` its content words (no stop words, no mask) and each
     word's ``position`` among the question's tokens and ``progress``: its distance from the nearest
     masked name minus its distance from the answer word (larger: nearer the answer); ``connects``:
-    whether it asks how its names connect (:data:`CONNECTING`)."""
+    whether it asks how its names connect (:data:`CONNECTING`); ``phrases``: each word with the
+    preposition after it, if one follows (:data:`PREPOSITIONS`), else the word."""
 
     answer: str | None
     words: tuple[str, ...]
     positions: tuple[int, ...]
     progress: tuple[int, ...]
     connects: bool = False
+    phrases: tuple[str, ...] = ()
 
 
 def read(masked_text: str) -> Reading:
@@ -131,15 +136,16 @@ def read(masked_text: str) -> Reading:
             answer = t
         break
     names = [i for i, t in enumerate(tokens) if t == mask]
-    words, positions, progress = [], [], []
+    words, positions, progress, phrases = [], [], [], []
     for i, t in enumerate(tokens):
         if i in skip or t == mask or t in STOP_WORDS:
             continue
         words.append(t)
+        phrases.append(f"{t} {tokens[i + 1]}" if i + 1 < len(tokens) and tokens[i + 1] in PREPOSITIONS else t)
         positions.append(i)
         near_name = min((abs(i - j) for j in names), default=0)
         progress.append(near_name - (abs(i - answer_at) if answer_at is not None else 0))
-    return Reading(answer, tuple(words), tuple(positions), tuple(progress), any(t in CONNECTING for t in tokens))
+    return Reading(answer, tuple(words), tuple(positions), tuple(progress), any(t in CONNECTING for t in tokens), tuple(phrases))
 
 
 class ZeroShot:
@@ -176,7 +182,10 @@ class ZeroShot:
             self.evidence = np.zeros((len(rels), 0), dtype=np.float32)
             self.mentions = np.zeros(len(rels), dtype=np.int64)
             return
-        sim = self.encode(rels) @ self.encode(words).T  # [R, W]
+        rel_vectors = self.encode(rels)
+        sim = rel_vectors @ self.encode(words).T  # [R, W]
+        if any(p != w for p, w in zip(self.reading.phrases, words)):
+            sim = np.maximum(sim, rel_vectors @ self.encode(list(self.reading.phrases)).T)
         for r, text in enumerate(rels):
             for j, w in enumerate(words):
                 if any(same_stem(w, x) for x in relation_words(text)):
