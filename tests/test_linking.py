@@ -260,6 +260,8 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert ranker.step_rel.shape[:2] == (2, 2) and ranker.length_q.shape == (2, metaqa.embedder.dimension)
     assert ranker.hops_q.shape == (2, metaqa.embedder.dimension + NGRAM_BUCKETS) and ranker.hops_bias.shape == (2,)
     assert set(report["hop_accuracy"]) == {"1", "1 in 2", "2"}
+    # The floor under which an unasked path is no answer: a low quantile of held-out best scores.
+    assert isinstance(report["answer_floor"], float) and ranker.answer_floor == report["answer_floor"]
     metaqa.rankers.clear()
     assert metaqa.path_scorer("metaqa").ranker is not None and metaqa.path_scorer("metaqa", learned=False).ranker is None
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(hops=1))
@@ -290,6 +292,7 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert set(plan_report["top1_planned"]) == {"1", "2"} and plan_report["saved"] is True
     planned = load_ranker(metaqa.conn, "metaqa")
     assert planned.plan is not None and planned.plan.strength == plan_report["plan_strength"]
+    assert isinstance(planned.answer_floor, float)  # recomputed: the plan moves the scores
     assert np.array_equal(planned.weight, before.weight) and np.array_equal(planned.hops_q, after.hops_q)
     assert all(len(p) in (1, 2) for p in planned.plan.paths)
     metaqa.rankers.clear()

@@ -61,6 +61,13 @@ class PathRanker:
     hops_bias: np.ndarray | None = None
     plan: PathPlan | None = None
 
+    @property
+    def answer_floor(self) -> float | None:
+        """The score under which a path that no word of the question asks for is not an answer
+        (:func:`~.path_training.answer_floor`; None in rankers stored before it)."""
+        floor = self.report.get("answer_floor")
+        return None if floor is None else float(floor)
+
     def hop_probabilities(self, masked_q: np.ndarray, masked_text: str) -> np.ndarray | None:
         """``[H]`` the probability that the question needs 1..H relations, read from it with the
         entities it names masked (:func:`~.linking.masked`): ``masked_text`` and its vector

@@ -17,7 +17,7 @@ templates), so they stay disjoint from ``eval-retrieval``'s (the first 300).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -36,6 +36,9 @@ from .paths import path_steps, walks_of
 from .retriever import Retriever, borrowed
 
 HELD_OUT = 0.2
+# Of the held-out questions' best path scores: a path scoring below this, and asked for by no word
+# of the question, is not an answer. Low, so that few answerable questions fall under it.
+ANSWER_FLOOR_QUANTILE = 0.05
 STEP_RANK = 32  # K of the step term: 9 relations x 2 directions x 3 places need few dimensions
 
 
@@ -80,6 +83,7 @@ class PathRankerReport:
     saved: bool
     top1_planned: dict[str, float] = field(default_factory=dict)
     plan_strength: float = 0.0
+    answer_floor: float | None = None
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -130,16 +134,13 @@ def examples_of(
     return out
 
 
-def top1(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: dict[str, np.ndarray]) -> float:
-    """Share of ``examples`` whose best-scored path (shorter first on ties, as the selection ranks)
-    is a positive; ``ranker`` None: the cosine alone; with its path plan when it has one
-    (``vectors`` then holds the masked questions too)."""
-    if not examples:
-        return 0.0
-    hits = 0
+def example_scores(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: dict[str, np.ndarray]) -> Iterator[np.ndarray]:
+    """``[P]`` the scores of each example's paths as retrieval scores them: ``ranker`` None, the
+    cosine alone; else the ranker, with its path plan when it has one (``vectors`` then holds the
+    masked questions too)."""
     rels = sorted({rel for ex in examples for p in ex.paths for rel, _ in p})
     rel_row = {t: i for i, t in enumerate(rels)}
-    projection = ranker.step_projection(np.stack([vectors[t] for t in rels])) if ranker is not None else None
+    projection = ranker.step_projection(np.stack([vectors[t] for t in rels])) if ranker is not None and rels else None
     plan = ranker.plan if ranker is not None and ranker.plan is not None and ranker.plan.strength > 0 else None
     for ex in examples:
         v = np.stack([vectors[t] for t in ex.texts])
@@ -149,9 +150,27 @@ def top1(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: di
             s = ranker.scores(ex.q, v, ex.lengths, *step_arrays(ex.paths, rel_row), projection)
         if plan is not None:
             s = s + plan.strength * plan_term(plan.log_probabilities(vectors[ex.masked], ex.masked), ex.paths)
+        yield s
+
+
+def top1(examples: Sequence[PathExample], ranker: PathRanker | None, vectors: dict[str, np.ndarray]) -> float:
+    """Share of ``examples`` whose best-scored path (shorter first on ties, as the selection ranks)
+    is a positive (see :func:`example_scores`)."""
+    if not examples:
+        return 0.0
+    hits = 0
+    for ex, s in zip(examples, example_scores(examples, ranker, vectors)):
         best = min(range(len(s)), key=lambda i: (-float(s[i]), int(ex.lengths[i])))
         hits += bool(ex.positive[best])
     return hits / len(examples)
+
+
+def answer_floor(examples: Sequence[PathExample], ranker: PathRanker, vectors: dict[str, np.ndarray]) -> float | None:
+    """The :data:`ANSWER_FLOOR_QUANTILE` quantile of the best path score of held-out ``examples``
+    (questions the graph answers): a question whose best path scores below it, and which no word
+    asks for by the zero-shot reading, is not in the graph (:func:`~.retriever.not_in_graph`)."""
+    best = [float(s.max()) for s in example_scores(examples, ranker, vectors) if len(s)]
+    return round(float(np.quantile(best, ANSWER_FLOOR_QUANTILE)), 4) if best else None
 
 
 def fit(
@@ -335,6 +354,7 @@ def train_path_ranker(
             top1_trained={h: round(top1(v, trained, vectors), 4) for h, v in held.items()},
             top1_planned={h: round(top1(v, ranker, vectors), 4) for h, v in held.items()},
             plan_strength=ranker.plan.strength if ranker.plan is not None else 0.0,
+            answer_floor=answer_floor(held_out, ranker, vectors),
             hop_accuracy={h: round(hop_accuracy(v, ranker, vectors), 4) for h, v in held.items()},
             seconds=round(time.perf_counter() - began, 1),
             saved=save,
@@ -464,7 +484,9 @@ def refit_path_plan(
                 saved=save,
             )
             if save:
-                save_ranker(r.conn, info.name, replace(ranker, report={**stored.report, "path_plan": report.to_json()}))
+                # The plan moves the scores, so the floor under which an unasked path is not an answer moves too.
+                floor = answer_floor([ex for v in held.values() for ex in v], ranker, vectors)
+                save_ranker(r.conn, info.name, replace(ranker, report={**stored.report, "path_plan": report.to_json(), "answer_floor": floor}))
             return report
         finally:  # a caller's retriever reads the stored ranker again on its next retrieval
             r.rankers.clear()

@@ -353,7 +353,7 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
     """Why the graph does not hold the answer to ``f``'s question, or None when it may: on a
     knowledge graph, nothing the question names links (with linking on), nothing is near it, or,
     in the ``paths`` mode, the question asks for none of the relations of the best path (judged
-    by the zero-shot reading whether or not a trained ranker chose the path). Where the walks of
+    by the zero-shot reading, unless a trained ranker scores the path at least its answer floor). Where the walks of
     two named entities meet and the question asks how they connect ("what do X and Y have in
     common"), the meeting is the answer; otherwise two names meeting prove nothing ("the boiling
     point of water" names two films)."""
@@ -367,7 +367,11 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
         return None
     if not sel.path:
         return "the entities it names have no relations in the graph"
-    if scorer.zero_shot.asked(sel.path) <= ANSWERABLE:
+    # A trained ranker knows words the embedder does not ("appear in" for "starred actors"): a
+    # path it scores as well as the questions it learned from usually score is trusted.
+    floor = scorer.ranker.answer_floor if scorer.ranker is not None else None
+    trusted = floor is not None and sel.path_score is not None and sel.path_score >= floor
+    if not trusted and scorer.zero_shot.asked(sel.path) <= ANSWERABLE:
         return "no relation in the graph is what the question asks for"
     return None
 
