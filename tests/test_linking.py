@@ -18,6 +18,7 @@ from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.retrieval import RetrievalParams, Retriever
 from gr_neo4j.retrieval.linking import CASE, EXACT, MASK, NORMALISED, Linked, Span, choose, lucene_phrase, masked, match_score, spans
 from gr_neo4j.retrieval.params import MAX_HOPS
+from gr_neo4j.retrieval.zero_shot import ANSWERABLE
 
 runner = CliRunner()
 
@@ -134,7 +135,9 @@ def test_a_question_without_brackets_links_its_person_and_film(metaqa):
     # No hop model trained yet: paths of every length compete and the depth is read from the question.
     assert res.parameters["hops"] == MAX_HOPS and res.hop_probabilities == () and res.read_depth
     assert res.path == (("starred actors", True),) and res.depth == 1 and res.not_in_graph is None
-    assert res.hops_line() == f"Hops: 1 (~starred actors), read from the question (zero-shot, up to {MAX_HOPS})"
+    assert res.path_asked > ANSWERABLE
+    assert res.hops_line() == (f"Hops: 1 (~starred actors), read from the question (zero-shot, up to {MAX_HOPS}); "
+                               f"asked for {res.path_asked:.2f}, answers above {ANSWERABLE}")
     # Typed in lower case, the name still links (a case-insensitive match).
     res = metaqa.retrieve("when was glass orchard released", "metaqa")
     assert keys(res) == ["Glass Orchard"] and res.linked[0].score == CASE

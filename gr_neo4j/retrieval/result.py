@@ -10,6 +10,7 @@ import numpy as np
 
 from ..defaults import Seeds
 from .linking import Linked
+from .zero_shot import ANSWERABLE
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -81,6 +82,9 @@ class RetrievalResult:
     number of relations; ``read_depth``: every length up to ``hops`` competed, so the depth is
     the best path's (no ``--hops``, no hop model). ``not_in_graph``: why the graph does not hold the answer (nothing it names
     is in the graph, or no relation of it is what the question asks for); None when it may.
+    ``path_asked``: how much the question's words ask for the best path's relations (zero-shot
+    evidence, 0-1; it answers above :data:`~.zero_shot.ANSWERABLE`, or where a trained ranker
+    scores the path at least its answer floor).
     """
 
     question: str
@@ -104,6 +108,7 @@ class RetrievalResult:
     path_score: float | None = None
     not_in_graph: str | None = None
     read_depth: bool = False  # paths of every length up to ``hops`` competed (no --hops, no hop model)
+    path_asked: float | None = None
 
     @property
     def depth(self) -> int | None:
@@ -142,6 +147,8 @@ class RetrievalResult:
             "hop_probabilities": list(self.hop_probabilities),
             "relation_path": [{"relation": rel, "backwards": back} for rel, back in self.path],
             "path_score": self.path_score,
+            "path_asked": self.path_asked,
+            "answers_above": ANSWERABLE,
             "not_in_graph": self.not_in_graph,
             "retrieval_id": self.retrieval_id,
             "graph_answers": [{"key": self.nodes[i].key, "text": self.nodes[i].text, "score": x}
@@ -158,7 +165,8 @@ class RetrievalResult:
             return f"Hops: {hops}, predicted from the question ({self.hop_probabilities[hops - 1]:.2f})"
         if self.path and self.read_depth:
             steps = " > ".join(("~" if back else "") + rel for rel, back in self.path)
-            return f"Hops: {len(self.path)} ({steps}), read from the question (zero-shot, up to {hops})"
+            asked = f"; asked for {self.path_asked:.2f}, answers above {ANSWERABLE}" if self.path_asked is not None else ""
+            return f"Hops: {len(self.path)} ({steps}), read from the question (zero-shot, up to {hops}){asked}"
         return f"Hops: {hops}"
 
     def seeds_line(self) -> str | None:

@@ -314,7 +314,8 @@ class Retriever:
             complete_ms=complete_ms,
         )
         return replace(result, timings=timings, seeds=f.seeds, linked=f.linked, hop_probabilities=f.hop_probabilities,
-                       path=sel.path, path_score=None if sel.path_score is None else round(float(sel.path_score), 4), not_in_graph=why, read_depth=f.read_depth)
+                       path=sel.path, path_score=None if sel.path_score is None else round(float(sel.path_score), 4), not_in_graph=why, read_depth=f.read_depth,
+                       path_asked=round(f.zero_shot.asked(sel.path), 4) if f.zero_shot is not None and sel.path else None)
 
     def complete(self, f: Fetched, params: RetrievalParams, scorer: PathScorer) -> tuple[Candidates, Scored, float]:
         """Stage 3a, ``paths`` mode with an answer cap: when the candidate caps may have cut the
@@ -371,8 +372,10 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
     # path it scores as well as the questions it learned from usually score is trusted.
     floor = scorer.ranker.answer_floor if scorer.ranker is not None else None
     trusted = floor is not None and sel.path_score is not None and sel.path_score >= floor
-    if not trusted and scorer.zero_shot.asked(sel.path) <= ANSWERABLE:
-        return "no relation in the graph is what the question asks for"
+    asked = scorer.zero_shot.asked(sel.path)
+    if not trusted and asked <= ANSWERABLE:
+        steps = " > ".join(("~" if back else "") + rel for rel, back in sel.path)
+        return f"no relation in the graph is what the question asks for (the best path, {steps}, is asked for {asked:.2f}; it answers above {ANSWERABLE})"
     return None
 
 
