@@ -230,6 +230,11 @@ def test_eval_retrieval_asks_as_typed_and_reports_linking(metaqa, server, monkey
     assert report["questions"] == "oracle topic" and report["hops"]["1"]["linking"] is None
     assert report["hops"]["1"]["path_ceiling"] is None and "Ceilings" not in out.output
     assert "Entity linking" not in out.output
+    # Spread over the questions after the first one instead of the first ones.
+    out = runner.invoke(app, [*base[:6], "2", "--mode", "paths", "--no-ceilings", "--spread-after", "1", "--json-out", str(oracle)])
+    assert out.exit_code == 0, out.output
+    report = json.loads(oracle.read_text())
+    assert report["spread_after"] == 1 and report["hops"]["1"]["questions"] == 2
 
 
 def test_path_ceilings_follow_one_relation_chain_over_the_whole_graph(metaqa):

@@ -214,6 +214,10 @@ def eval_retrieval(
         False, "--untrained", help="Also ask every question zero-shot (paths mode, no trained ranker or hop model, every depth competing): "
         "figures beside the trained ones.",
     ),
+    spread_after: int | None = typer.Option(
+        None, "--spread-after", help="Instead of the first --limit questions per hop count, --limit spread evenly over those after "
+        "the first N (the files group questions by template).", show_default=False,
+    ),
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),
     as_json: bool = JSON,
 ) -> None:
@@ -235,7 +239,7 @@ def eval_retrieval(
     began = time.perf_counter()
     report = evaluate_retrieval(
         settings_from(), dataset, hop_list, limit, split, oracle_topic=oracle_topic, modes=modes, params=params, progress=RichProgress(err_console),
-        ceilings=ceilings, predict_hops=predict_hops, untrained=untrained,
+        ceilings=ceilings, predict_hops=predict_hops, untrained=untrained, spread_after=spread_after,
     )
     # The whole run's rate (connection, warm-up and every mode of each question included); the
     # per-stage latencies are in the report itself.

@@ -7,6 +7,7 @@ embedded in large batches before the per-question Cypher round trips.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -56,6 +57,11 @@ def questions_of(
     of them after the first ``skip``."""
     rows = retriever.conn.read("retrieval_questions", dataset=dataset, split=split, hops=hops, limit=limit, skip=skip)
     return [Question(r["uid"], r["text"], list(r["answers"] or []), list(r["answer_keys"] or []), r["graph"], list(r["topic_keys"] or [])) for r in rows]
+
+
+def spread(questions: Sequence[Question], limit: int) -> list[Question]:
+    """``limit`` of ``questions`` spread evenly over them: uid order groups question templates."""
+    return list(questions[:: max(1, len(questions) // limit)][:limit])
 
 
 def retrieve_split(

@@ -27,7 +27,7 @@ from ..defaults import Mode
 from ..metrics import SEPARATOR, answer_set_scores, percentiles
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
-from .batch import Question, questions_of
+from .batch import Question, questions_of, spread
 from .candidates import DatasetInfo
 from .ceiling import path_ceiling
 from .linking import unbracketed
@@ -61,13 +61,15 @@ def evaluate_retrieval(
     ceilings: bool = True,
     predict_hops: bool = False,
     untrained: bool = False,
+    spread_after: int | None = None,
 ) -> dict:
     """Figures per hop count and mode (see module doc), as a JSON-ready dict. ``params`` (its
     ``hops`` is replaced by each hop count) overrides ``topk``, ``topk_e`` and ``cost_e``;
     ``ceilings``: also the all-answers path ceilings (:mod:`.ceiling`, one more read per question);
     ``predict_hops``: walk as deep as the dataset's hop model predicts for each question, as
     ``ask`` does by default, instead of its tagged hop count (the report adds the share predicted
-    right)."""
+    right); ``spread_after``: instead of the first ``limit`` questions per hop count, ``limit``
+    spread evenly over those after the first ``spread_after`` (uid order groups templates)."""
     modes = tuple(Mode(m) for m in modes)
     if not modes:
         raise RetrievalError("no retrieval mode to evaluate")
@@ -78,10 +80,14 @@ def evaluate_retrieval(
         report = {
             "dataset": info.name, "embedder": r.embedder.name, "limit": limit, "split": split,
             "questions": "oracle topic" if oracle_topic else "as typed", "parameters": base.to_json(),
-            "depth": "predicted" if predict_hops else "hop count", "hops": {},
+            "depth": "predicted" if predict_hops else "hop count", "spread_after": spread_after, "hops": {},
         }
         for h in hops:
-            qs = questions_of(r, info.name, split, hops=h, limit=limit)
+            if spread_after is None:
+                qs = questions_of(r, info.name, split, hops=h, limit=limit)
+            else:
+                qs = questions_of(r, info.name, split, hops=h, skip=spread_after)
+                qs = spread(qs, limit) if limit else qs
             if not qs:
                 raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}")
             p = replace(base, hops=None if predict_hops else h)

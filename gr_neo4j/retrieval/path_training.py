@@ -24,7 +24,7 @@ import numpy as np
 
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
-from .batch import Question, questions_of
+from .batch import Question, questions_of, spread
 from .candidates import DatasetInfo
 from .hop_model import fit_hop_model
 from .linking import masked, masked_names, unbracketed
@@ -269,11 +269,6 @@ def hop_questions(
             texts.append(m if m != text else masked(text, r.link(text, dataset)))
             labels.append(h)
     return uids, texts, np.array(labels, dtype=np.int64)
-
-
-def spread(questions: Sequence[Question], limit: int) -> list[Question]:
-    """``limit`` of ``questions`` spread evenly over them: uid order groups question templates."""
-    return list(questions[:: max(1, len(questions) // limit)][:limit])
 
 
 def held_out_split(examples: Sequence[PathExample], rng: np.random.Generator) -> tuple[list[PathExample], list[PathExample]]:
