@@ -314,3 +314,18 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert "Traceback" not in out.output and load_ranker(metaqa.conn, "metaqa").plan is not None
     metaqa.conn.run_autocommit("MATCH (d:Dataset {name: 'metaqa'}) REMOVE d.path_ranker_weight")
     metaqa.rankers.clear()
+
+
+def test_end_types_are_kept_on_the_dataset_until_its_next_load(metaqa):
+    from gr_neo4j.retrieval.candidates import Neo4jSource
+
+    texts = metaqa.vocab("metaqa").texts
+    first = metaqa.neo4j.end_types("metaqa", texts)
+    assert first and metaqa.conn.read("retrieval_end_types_stored", dataset="metaqa")[0]["end_types"] is not None
+    # Another process (a fresh source) reads them instead of scanning the relationships again.
+    fresh = Neo4jSource(metaqa.conn).end_types("metaqa", texts)
+    assert fresh.keys() == first.keys()
+    assert all(np.allclose(fresh[k].vector, first[k].vector, atol=1e-5) and fresh[k].nodes == first[k].nodes for k in first)
+    # A later load of the dataset makes them stale.
+    metaqa.conn.driver.execute_query("MATCH (d:Dataset {name: 'metaqa'}) SET d.loaded_at = datetime()", database_=metaqa.conn.database)
+    assert metaqa.conn.read("retrieval_end_types_stored", dataset="metaqa")[0]["end_types"] is None

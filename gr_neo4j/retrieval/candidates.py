@@ -16,6 +16,7 @@ Per-sample graphs: the whole graph of one sample with its embeddings (``cypher/r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
@@ -218,8 +219,11 @@ class Neo4jSource:
     def end_types(self, dataset: str, texts: Sequence[str]) -> dict[tuple[str, bool], EndType]:
         """(relation text, backwards) -> the :class:`~.zero_shot.EndType` of up to
         :data:`END_TYPE_SAMPLE` distinct nodes a step along that relation of ``dataset`` ends at:
-        its tails forwards, its heads backwards. Read once per text (one read for all new ones)."""
-        known = self._end_types.setdefault(dataset, {})
+        its tails forwards, its heads backwards. Computed once per text and kept on the Dataset
+        node until its next load (the scan takes a second or two: every cold ``ask`` would pay it)."""
+        if dataset not in self._end_types:
+            self._end_types[dataset] = self._stored_end_types(dataset)
+        known = self._end_types[dataset]
         missing = [t for t in dict.fromkeys(texts) if (t, False) not in known]
         if missing:
             rows = self.read(lambda tx: list(tx.run(
@@ -231,7 +235,22 @@ class Neo4jSource:
                         known[(row["text"], backwards)] = EndType(v / max(float(np.linalg.norm(v)), 1e-12), len(row[field]))
             for t in missing:
                 known.setdefault((t, False), None)  # read, even when the text had no relationship
+            self._store_end_types(dataset, known)
         return {k: v for k in ((t, b) for t in texts for b in (False, True)) if (v := known.get(k)) is not None}
+
+    def _stored_end_types(self, dataset: str) -> dict[tuple[str, bool], EndType | None]:
+        rows = self.read(lambda tx: list(tx.run(statement("retrieval_end_types_stored"), dataset=dataset)))
+        if not rows or rows[0]["end_types"] is None:
+            return {}
+        return {(t, bool(b)): None if e is None else EndType(np.asarray(e["vector"], dtype=np.float32), int(e["nodes"]))
+                for t, b, e in json.loads(rows[0]["end_types"])}
+
+    def _store_end_types(self, dataset: str, known: dict[tuple[str, bool], EndType | None]) -> None:
+        rows = [[t, b, None if e is None else {"vector": e.vector.round(6).tolist(), "nodes": e.nodes}] for (t, b), e in known.items()]
+        try:
+            self.conn.write("retrieval_end_types_store", dataset=dataset, end_types=json.dumps(rows))
+        except neo4j.exceptions.Neo4jError:
+            pass  # a read-only user: computed again by the next process, nothing lost
 
     def vocab(self, dataset: str, refresh: bool = False) -> RelationVocab:
         if refresh or dataset not in self._vocab:
