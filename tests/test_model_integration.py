@@ -13,12 +13,13 @@ from gr_neo4j.model import GRetrieverModel, ModelConfig
 from gr_neo4j.samples import explagraphs_samples
 from gr_neo4j.settings import load_settings
 
-pytestmark = pytest.mark.integration
+TSV = SHARED_DATASETS / "explagraphs" / "train.tsv"
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(not TSV.is_file(), reason="shared ExplaGraphs not present")]
 
 
 @pytest.fixture(scope="module")
 def real_samples(tmp_path_factory):
-    lines = (SHARED_DATASETS / "explagraphs" / "train.tsv").read_text(encoding="utf-8").splitlines(keepends=True)[:4]
+    lines = TSV.read_text(encoding="utf-8").splitlines(keepends=True)[:4]
     path = tmp_path_factory.mktemp("expla") / "four.tsv"
     path.write_text("".join(lines), encoding="utf-8")
     return explagraphs_samples(path, load_embedder(load_settings()))
