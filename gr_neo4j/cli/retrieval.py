@@ -215,7 +215,7 @@ def eval_retrieval(
         "figures beside the trained ones.",
     ),
     spread_after: int | None = typer.Option(
-        None, "--spread-after", help="Instead of the first --limit questions per hop count, --limit spread evenly over those after "
+        None, "--spread-after", min=0, help="Instead of the first --limit questions per hop count, --limit spread evenly over those after "
         "the first N (the files group questions by template).", show_default=False,
     ),
     json_out: Path | None = typer.Option(None, "--json-out", help="Also write the figures as JSON."),

@@ -89,7 +89,8 @@ def evaluate_retrieval(
                 qs = questions_of(r, info.name, split, hops=h, skip=spread_after)
                 qs = spread(qs, limit) if limit else qs
             if not qs:
-                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}")
+                after = f" after the first {spread_after}" if spread_after else ""
+                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}{after}")
             p = replace(base, hops=None if predict_hops else h)
             fig = evaluate_hop(r, info, qs, p, progress or NO_PROGRESS, oracle_topic, modes, h)
             if untrained:
