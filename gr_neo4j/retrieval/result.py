@@ -10,7 +10,7 @@ import numpy as np
 
 from ..defaults import Seeds
 from .linking import Linked
-from .zero_shot import ANSWERABLE
+from .zero_shot import ANSWERABLE, path_text
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -164,9 +164,8 @@ class RetrievalResult:
         if self.hop_probabilities:
             return f"Hops: {hops}, predicted from the question ({self.hop_probabilities[hops - 1]:.2f})"
         if self.path and self.read_depth:
-            steps = " > ".join(("~" if back else "") + rel for rel, back in self.path)
             asked = f"; asked for {self.path_asked:.2f}, answers above {ANSWERABLE}" if self.path_asked is not None else ""
-            return f"Hops: {len(self.path)} ({steps}), read from the question (zero-shot, up to {hops}){asked}"
+            return f"Hops: {len(self.path)} ({path_text(self.path)}), read from the question (zero-shot, up to {hops}){asked}"
         return f"Hops: {hops}"
 
     def seeds_line(self) -> str | None:

@@ -52,7 +52,7 @@ from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalError, RetrievalParams
 from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
-from .zero_shot import ANSWERABLE, ZeroShot, read
+from .zero_shot import ANSWERABLE, ZeroShot, path_text, read
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,8 @@ class Retriever:
             scorer = self.path_scorer(f.dataset.name, params.path_ranker).planned(masked(f.question, f.linked)).reading(f.zero_shot)
         c, s, complete_ms = self.complete(f, params, scorer)
         sel = selector(params.mode)(c, s, params, scorer) if c.num_nodes else Selection(*(np.zeros(0, dtype=np.int64),) * 2, s.edge)
-        why = not_in_graph(f, params, sel, scorer)
+        asked = f.zero_shot.asked(sel.path) if f.zero_shot is not None and sel.path else None
+        why = not_in_graph(f, params, sel, scorer, asked)
         if why is not None:
             sel = replace(sel, answers=sel.answers[:0], answer_scores=sel.answer_scores[:0])
         chosen = time.perf_counter()
@@ -315,7 +316,7 @@ class Retriever:
         )
         return replace(result, timings=timings, seeds=f.seeds, linked=f.linked, hop_probabilities=f.hop_probabilities,
                        path=sel.path, path_score=None if sel.path_score is None else round(float(sel.path_score), 4), not_in_graph=why, read_depth=f.read_depth,
-                       path_asked=round(f.zero_shot.asked(sel.path), 4) if f.zero_shot is not None and sel.path else None)
+                       path_asked=None if asked is None else round(asked, 4))
 
     def complete(self, f: Fetched, params: RetrievalParams, scorer: PathScorer) -> tuple[Candidates, Scored, float]:
         """Stage 3a, ``paths`` mode with an answer cap: when the candidate caps may have cut the
@@ -350,8 +351,9 @@ class Retriever:
         return self.choose(self.fetch(question, dataset, graph, entities, params, question_uid, q))
 
 
-def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: PathScorer) -> str | None:
-    """Why the graph does not hold the answer to ``f``'s question, or None when it may: on a
+def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: PathScorer, asked: float | None) -> str | None:
+    """Why the graph does not hold the answer to ``f``'s question, or None when it may (``asked``:
+    the zero-shot evidence for the best path's relations, None without a path or reading): on a
     knowledge graph, nothing the question names links (with linking on), nothing is near it, or,
     in the ``paths`` mode, the question asks for none of the relations of the best path (judged
     by the zero-shot reading, unless a trained ranker scores the path at least its answer floor). Where the walks of
@@ -372,10 +374,9 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
     # path it scores as well as the questions it learned from usually score is trusted.
     floor = scorer.ranker.answer_floor if scorer.ranker is not None else None
     trusted = floor is not None and sel.path_score is not None and sel.path_score >= floor
-    asked = scorer.zero_shot.asked(sel.path)
-    if not trusted and asked <= ANSWERABLE:
-        steps = " > ".join(("~" if back else "") + rel for rel, back in sel.path)
-        return f"no relation in the graph is what the question asks for (the best path, {steps}, is asked for {asked:.2f}; it answers above {ANSWERABLE})"
+    if not trusted and asked is not None and asked <= ANSWERABLE:
+        return (f"no relation in the graph is what the question asks for (the best path, {path_text(sel.path)}, "
+                f"is asked for {asked:.2f}; it answers above {ANSWERABLE})")
     return None
 
 

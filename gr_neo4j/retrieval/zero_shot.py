@@ -60,14 +60,20 @@ TYPE_PRIOR_NODES = 4
 
 WH_WORDS = frozenset(["who", "whom", "whose", "what", "which", "when", "where", "how"])
 TYPED_WH = frozenset(["who", "whom", "whose", "when", "where"])  # carry an answer type alone
-# Words that ask how the names connect: where two names' walks meet, the meeting answers them.
 # A word followed by one of these is also read with it ("played in" is nearer "acted in" than
 # "played" is), as relation texts are often a verb and its preposition.
 PREPOSITIONS = frozenset(["in", "by", "for", "with", "on", "at", "from", "to", "of", "about", "into", "under"])
+# Words that ask how the names connect: where two names' walks meet, the meeting answers them.
 CONNECTING = frozenset(["both", "together", "common", "between", "connected", "connection", "connect", "connects",
                         "related", "relation", "relationship", "link", "links", "linked", "share", "shared", "shares"])
 _TOKEN = re.compile(r"[\w'-]+")
 _SUFFIXES = ("ings", "ing", "ers", "er", "ors", "or", "ed", "es", "s", "en", "ions", "ion")
+
+
+def path_text(path: Sequence[Step]) -> str:
+    """A relation path for people: its relation texts in order, "~" before a step walked
+    backwards ("~starred actors > directed by")."""
+    return " > ".join(("~" if back else "") + rel for rel, back in path)
 
 
 @lru_cache(maxsize=1 << 16)  # every question stems its words against every relation's
