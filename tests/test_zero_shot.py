@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from gr_neo4j.retrieval.zero_shot import ANSWERABLE, ASKED, EndType, ZeroShot, read, same_stem, stem
+from gr_neo4j.retrieval.zero_shot import ANSWERABLE, ASKED, SAME_TYPE, EndType, ZeroShot, read, same_stem, stem
 
 DIRECTED, STARRED, RELEASE = "directed by", "starred actors", "release year"
 RELATIONS = (DIRECTED, STARRED, RELEASE, "has genre", "in language")
@@ -114,3 +114,21 @@ def test_an_end_type_of_few_nodes_counts_for_less():
 
     few, many = (ZeroShot(read("who directed NAME"), encode, RELATIONS, typed(n))._type_scores({D, D_}) for n in (3, 32))
     assert many[D] > few[D] > 0 > few[D_] > many[D_]
+
+
+def test_ends_of_the_same_kind_of_node_agree_alike_with_the_answer():
+    # Two samples of films (the heads of "directed by" and of "starred actors") differ by sampling
+    # noise only: the answer phrase must not prefer one to the other for it.
+    films = encode(["which films"])[0]
+    noisy = films + 0.3 * encode(["noise"])[0]
+    noisy /= np.linalg.norm(noisy)
+    assert noisy @ films >= SAME_TYPE
+
+    def typed(texts):
+        out = end_types(texts)
+        out[D_] = EndType(noisy, 32)
+        return out
+
+    z = ZeroShot(read("which films did NAME direct"), encode, RELATIONS, typed)
+    t = z._type_scores({D_, S_, R})
+    assert t[D_] == pytest.approx(t[S_]) and t[D_] > t[R]

@@ -21,7 +21,8 @@ masked) and how its end agrees with what the question asks for:
 - **answer type** (:data:`TYPE_WEIGHT`): the answer phrase ("who", "which movies", "what year")
   against the end of the path, described by the mean embedding of the nodes at that end of its
   last relation in the graph (persons for the tail of "directed by", films for its head),
-  z-scored over the ends the candidate paths reach.
+  z-scored over the ends the candidate paths reach; ends of one kind of node (:data:`SAME_TYPE`)
+  agree alike.
 
 The constants were set by hand, reading MetaQA dev questions outside the evaluation slice (the
 first 300 per hop count); nothing is fitted.
@@ -53,6 +54,10 @@ ASKED = 0.1  # evidence above which a word asks for a relation (and a step count
 # The best path answers only when some word gives one of its relations more evidence than this; a
 # word that merely leans towards a relation ("currency" to "in language": 0.19) does not ask for it.
 ANSWERABLE = 0.25
+# End types this similar are one kind of node sampled twice (the films at the head of "directed by"
+# and of "has genre"); they share their mean agreement with the answer phrase, or sampling noise
+# decides between them ("what films" read 0.15 against one sample of films, 0.73 against another).
+SAME_TYPE = 0.9
 TYPE_SPREAD_FLOOR = 0.05  # added to the standard deviation of the end types' agreement
 # An end type averaged over n nodes counts n / (n + TYPE_PRIOR_NODES) of its z-score: the mean of a
 # handful of names is mostly noise (three directors' names can read less like "who" than five titles).
@@ -236,15 +241,19 @@ class ZeroShot:
         return float(self.evidence[[self.rel_index[rel] for rel, _ in path]].max())
 
     def _type_scores(self, ends: set[Step]) -> dict[Step, float]:
-        """End step -> the answer phrase's agreement with its end type, z-scored over ``ends`` and
-        shrunk by how few nodes the type was averaged over (:data:`TYPE_PRIOR_NODES`)."""
+        """End step -> the answer phrase's agreement with its end type (the mean over the end types
+        of its kind, :data:`SAME_TYPE`), z-scored over ``ends`` and shrunk by how few nodes the type
+        was averaged over (:data:`TYPE_PRIOR_NODES`)."""
         if self.answer_vector is None or len(ends) < 2:
             return {}
         types = self.end_types(sorted({rel for rel, _ in ends}))
         keys = [e for e in ends if e in types]
         if len(keys) < 2:
             return {}
-        sims = np.array([float(types[e].vector @ self.answer_vector) for e in keys])
+        vectors = np.stack([types[e].vector for e in keys])
+        sims = vectors @ self.answer_vector
+        same = (vectors @ vectors.T >= SAME_TYPE).astype(np.float64)
+        sims = same @ sims / same.sum(1)
         z = (sims - sims.mean()) / (sims.std() + TYPE_SPREAD_FLOOR)
         weight = np.array([types[e].nodes / (types[e].nodes + TYPE_PRIOR_NODES) for e in keys])
         return dict(zip(keys, (z * weight).tolist()))
