@@ -143,6 +143,19 @@ def test_a_question_without_brackets_links_its_person_and_film(metaqa):
     assert keys(res) == ["Glass Orchard"] and res.linked[0].score == CASE
 
 
+def test_an_open_question_is_answered_by_the_names_only_relation(metaqa):
+    # No word of "appear in" asks for "starred actors" (to MiniLM), but Ilse Varga has no other
+    # relation and the question asks what she has: her films, and the hops line says why.
+    res = metaqa.retrieve("what does Ilse Varga appear in", "metaqa")
+    assert res.path == (("starred actors", True),) and res.not_in_graph is None and res.sole_relation
+    assert {res.nodes[i].key for i in res.graph_answers} == {"Velvet Harbor", "Glass Orchard", "Salt Road"}
+    assert res.hops_line().endswith("or as here by the named entity's only relation")
+    # Asked for something else, the same name has no answer.
+    for q in ("how tall is Ilse Varga", "what is the population of Ilse Varga", "who is the spouse of Ilse Varga"):
+        res = metaqa.retrieve(q, "metaqa")
+        assert res.not_in_graph is not None and not res.graph_answers and not res.sole_relation, q
+
+
 def test_two_names_link_both(metaqa):
     res = metaqa.retrieve("did Ada Morrow direct Velvet Harbor or Salt Road?", "metaqa")
     assert keys(res) == ["Ada Morrow", "Velvet Harbor", "Salt Road"]

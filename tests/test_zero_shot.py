@@ -132,3 +132,23 @@ def test_ends_of_the_same_kind_of_node_agree_alike_with_the_answer():
     z = ZeroShot(read("which films did NAME direct"), encode, RELATIONS, typed)
     t = z._type_scores({D_, S_, R})
     assert t[D_] == pytest.approx(t[S_]) and t[D_] > t[R]
+
+
+def domain_encode(texts):
+    """:func:`encode`, but "movies" is near every relation text (what a film graph is about)."""
+    out = encode(texts)
+    for i, t in enumerate(texts):
+        if t == "movies":
+            v = encode(list(RELATIONS)).sum(0)
+            out[i] = v / np.linalg.norm(v)
+    return out
+
+
+@pytest.mark.parametrize(("question", "is_open"), [
+    ("what does NAME appear in", True), ("which movies is NAME in", True),  # what NAME has, not how
+    ("what is the capital of NAME", False), ("how tall is NAME", False), ("who is NAME", False),
+    ("which films did NAME direct", False),  # asks for a relation: the scoring decides
+    ("which NAME has the most moons", False),  # the name is the kind of answer, not what has it
+])
+def test_an_open_question_asks_what_a_name_has(question, is_open):
+    assert ZeroShot(read(question), domain_encode, RELATIONS, end_types).open_question() is is_open

@@ -84,7 +84,9 @@ class RetrievalResult:
     is in the graph, or no relation of it is what the question asks for); None when it may.
     ``path_asked``: how much the question's words ask for the best path's relations (zero-shot
     evidence, 0-1; it answers above :data:`~.zero_shot.ANSWERABLE`, or where a trained ranker
-    scores the path at least its answer floor).
+    scores the path at least its answer floor). ``sole_relation``: the best path is the named
+    entity's only relation and the question asks what it has ("what does NAME appear in"), so it
+    answers whatever ``path_asked``.
     """
 
     question: str
@@ -109,6 +111,7 @@ class RetrievalResult:
     not_in_graph: str | None = None
     read_depth: bool = False  # paths of every length up to ``hops`` competed (no --hops, no hop model)
     path_asked: float | None = None
+    sole_relation: bool = False  # the best path is the named entity's only relation, and the question asks what it has
 
     @property
     def depth(self) -> int | None:
@@ -148,6 +151,7 @@ class RetrievalResult:
             "relation_path": [{"relation": rel, "backwards": back} for rel, back in self.path],
             "path_score": self.path_score,
             "path_asked": self.path_asked,
+            "sole_relation": self.sole_relation,
             "answers_above": ANSWERABLE,
             "not_in_graph": self.not_in_graph,
             "retrieval_id": self.retrieval_id,
@@ -165,6 +169,8 @@ class RetrievalResult:
             return f"Hops: {hops}, predicted from the question ({self.hop_probabilities[hops - 1]:.2f})"
         if self.path and self.read_depth:
             asked = f"; asked for {self.path_asked:.2f}, answers above {ANSWERABLE}" if self.path_asked is not None else ""
+            if self.sole_relation:
+                asked += ", or as here by the named entity's only relation"
             return f"Hops: {len(self.path)} ({path_text(self.path)}), read from the question (zero-shot, up to {hops}){asked}"
         return f"Hops: {hops}"
 

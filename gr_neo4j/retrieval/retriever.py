@@ -52,7 +52,7 @@ from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalError, RetrievalParams
 from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
-from .zero_shot import ANSWERABLE, ZeroShot, path_text, read
+from .zero_shot import ANSWERABLE, Step, ZeroShot, path_text, read
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,8 @@ class Retriever:
         c, s, complete_ms = self.complete(f, params, scorer)
         sel = selector(params.mode)(c, s, params, scorer) if c.num_nodes else Selection(*(np.zeros(0, dtype=np.int64),) * 2, s.edge)
         asked = f.zero_shot.asked(sel.path) if f.zero_shot is not None and sel.path else None
-        why = not_in_graph(f, params, sel, scorer, asked)
+        sole = f.zero_shot is not None and len(sel.path) == 1 and only_step(f.candidates) == sel.path[0] and f.zero_shot.open_question()
+        why = not_in_graph(f, params, sel, scorer, asked, sole)
         if why is not None:
             sel = replace(sel, answers=sel.answers[:0], answer_scores=sel.answer_scores[:0])
         chosen = time.perf_counter()
@@ -316,7 +317,7 @@ class Retriever:
         )
         return replace(result, timings=timings, seeds=f.seeds, linked=f.linked, hop_probabilities=f.hop_probabilities,
                        path=sel.path, path_score=None if sel.path_score is None else round(float(sel.path_score), 4), not_in_graph=why, read_depth=f.read_depth,
-                       path_asked=None if asked is None else round(asked, 4))
+                       path_asked=None if asked is None else round(asked, 4), sole_relation=sole)
 
     def complete(self, f: Fetched, params: RetrievalParams, scorer: PathScorer) -> tuple[Candidates, Scored, float]:
         """Stage 3a, ``paths`` mode with an answer cap: when the candidate caps may have cut the
@@ -351,12 +352,25 @@ class Retriever:
         return self.choose(self.fetch(question, dataset, graph, entities, params, question_uid, q))
 
 
-def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: PathScorer, asked: float | None) -> str | None:
+def only_step(c: Candidates) -> Step | None:
+    """The one (relation text, backwards) step the single topic entity of ``c`` has, or None
+    (several topics, or several kinds of step)."""
+    if len(c.topic) != 1:
+        return None
+    t = int(c.topic[0])
+    heads, tails = c.edge_index
+    steps = {(c.rel_texts[r], False) for r in c.edge_rel[heads == t].tolist()} | {(c.rel_texts[r], True) for r in c.edge_rel[tails == t].tolist()}
+    return steps.pop() if len(steps) == 1 else None
+
+
+def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: PathScorer, asked: float | None, sole: bool = False) -> str | None:
     """Why the graph does not hold the answer to ``f``'s question, or None when it may (``asked``:
     the zero-shot evidence for the best path's relations, None without a path or reading): on a
     knowledge graph, nothing the question names links (with linking on), nothing is near it, or,
     in the ``paths`` mode, the question asks for none of the relations of the best path (judged
-    by the zero-shot reading, unless a trained ranker scores the path at least its answer floor). Where the walks of
+    by the zero-shot reading, unless a trained ranker scores the path at least its answer floor,
+    or the path is the named entity's ``sole`` relation and the question an open one,
+    :meth:`~.zero_shot.ZeroShot.open_question`). Where the walks of
     two named entities meet and the question asks how they connect ("what do X and Y have in
     common"), the meeting is the answer; otherwise two names meeting prove nothing ("the boiling
     point of water" names two films)."""
@@ -374,7 +388,7 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
     # path it scores as well as the questions it learned from usually score is trusted.
     floor = scorer.ranker.answer_floor if scorer.ranker is not None else None
     trusted = floor is not None and sel.path_score is not None and sel.path_score >= floor
-    if not trusted and asked is not None and asked <= ANSWERABLE:
+    if not trusted and not sole and asked is not None and asked <= ANSWERABLE:
         return (f"no relation in the graph is what the question asks for (the best path, {path_text(sel.path)}, "
                 f"is asked for {asked:.2f}; it answers above {ANSWERABLE})")
     return None

@@ -58,6 +58,9 @@ ANSWERABLE = 0.25
 # and of "has genre"); they share their mean agreement with the answer phrase, or sampling noise
 # decides between them ("what films" read 0.15 against one sample of films, 0.73 against another).
 SAME_TYPE = 0.9
+# A word whose mean similarity to the relation texts reaches this, while asking for none of them,
+# names what the whole graph is about ("movies", "films": 0.38 in MetaQA; "genre" 0.34 asks for one).
+DOMAIN_MEAN = 0.33
 TYPE_SPREAD_FLOOR = 0.05  # added to the standard deviation of the end types' agreement
 # An end type averaged over n nodes counts n / (n + TYPE_PRIOR_NODES) of its z-score: the mean of a
 # handful of names is mostly noise (three directors' names can read less like "who" than five titles).
@@ -121,7 +124,9 @@ class Reading:
     word's ``position`` among the question's tokens and ``progress``: its distance from the nearest
     masked name minus its distance from the answer word (larger: nearer the answer); ``connects``:
     whether it asks how its names connect (:data:`CONNECTING`); ``phrases``: each word with the
-    preposition after it, if one follows (:data:`PREPOSITIONS`), else the word."""
+    preposition after it, if one follows (:data:`PREPOSITIONS`), else the word; ``wh``: its first
+    question word (:data:`WH_WORDS`), if any, and ``wh_named``: whether a name follows it at once
+    ("which NAME has the most moons": the name is what kind of answer it asks for)."""
 
     answer: str | None
     words: tuple[str, ...]
@@ -129,17 +134,19 @@ class Reading:
     progress: tuple[int, ...]
     connects: bool = False
     phrases: tuple[str, ...] = ()
+    wh: str | None = None
+    wh_named: bool = False
 
 
 def read(masked_text: str) -> Reading:
     """Read ``masked_text`` (the question with the names it links replaced by ``NAME``)."""
     tokens = [t.casefold() for t in _TOKEN.findall(masked_text)]
     mask = MASK.casefold()
-    answer, answer_at, skip = None, None, set()
+    answer, answer_at, skip, wh = None, None, set(), None
     for i, t in enumerate(tokens):
         if t not in WH_WORDS:
             continue
-        answer_at, skip = i, {i}
+        answer_at, skip, wh = i, {i}, t
         after = [j for j in range(i + 1, min(i + 4, len(tokens))) if tokens[j] not in STOP_WORDS]
         if t in ("what", "which") and after and tokens[after[0]] != mask:
             answer = f"{t} {tokens[after[0]]}"  # "which movies", "what year"
@@ -156,7 +163,8 @@ def read(masked_text: str) -> Reading:
         positions.append(i)
         near_name = min((abs(i - j) for j in names), default=0)
         progress.append(near_name - (abs(i - answer_at) if answer_at is not None else 0))
-    return Reading(answer, tuple(words), tuple(positions), tuple(progress), any(t in CONNECTING for t in tokens), tuple(phrases))
+    wh_named = answer_at is not None and answer_at + 1 < len(tokens) and tokens[answer_at + 1] == mask
+    return Reading(answer, tuple(words), tuple(positions), tuple(progress), any(t in CONNECTING for t in tokens), tuple(phrases), wh, wh_named)
 
 
 class ZeroShot:
@@ -177,6 +185,7 @@ class ZeroShot:
         self.rel_index: dict[str, int] = {}
         self.evidence = np.zeros((0, len(reading.words)), dtype=np.float32)  # [R, W]
         self.mentions = np.zeros(0, dtype=np.int64)  # [R]
+        self.mean_similarity = np.zeros(len(reading.words), dtype=np.float32)  # [W] each word's mean over the relations
         self.answer_vector = encode([reading.answer])[0] if reading.answer else None
         self._relations(set(relations))
 
@@ -206,6 +215,7 @@ class ZeroShot:
         specific = np.clip((sim.max(0) - others - SPECIFIC_FROM) / SPECIFIC_SPAN, 0, 1)
         e = np.exp((sim - sim.max(0)) / TEMPERATURE)
         self.evidence = (e / e.sum(0) * specific).astype(np.float32)
+        self.mean_similarity = sim.mean(0).astype(np.float32)
         at = np.asarray(self.reading.positions)
         self.mentions = np.array([_runs(at[row > ASKED]) for row in self.evidence], dtype=np.int64)
 
@@ -239,6 +249,20 @@ class ZeroShot:
         if not path or not self.evidence.shape[1]:
             return 0.0
         return float(self.evidence[[self.rel_index[rel] for rel, _ in path]].max())
+
+    def open_question(self) -> bool:
+        """Whether the question asks what or which things its name has without saying how: "what
+        does NAME appear in", "which movies is NAME in". Its answer phrase is "what"/"which" alone
+        or with a :data:`DOMAIN_MEAN` word (one near every relation, specific to none: "movies" in a
+        film graph), and no word asks for a relation. Such a question has one answer where the
+        name has one relation: the embedder may not know "appear in" for "starred actors"."""
+        r = self.reading
+        if r.wh not in ("what", "which") or r.wh_named or (self.evidence > ASKED).any():
+            return False
+        if r.answer is None or " " not in r.answer:
+            return True
+        noun = r.answer.split()[-1]
+        return noun in r.words and float(self.mean_similarity[r.words.index(noun)]) >= DOMAIN_MEAN
 
     def _type_scores(self, ends: set[Step]) -> dict[Step, float]:
         """End step -> the answer phrase's agreement with its end type (the mean over the end types
