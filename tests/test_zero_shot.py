@@ -97,6 +97,13 @@ def test_asked_says_whether_the_question_asks_for_a_path():
     assert z.scores([(), (D,)]).shape == (2,) and z.asked(()) == 0.0  # the topic itself: a path of no step
 
 
+def test_unasked_counts_the_steps_no_word_asks_for():
+    # "who directed NAME" of a film without a director: the best walk left is through its actors
+    # to a film they directed and on; two of its three steps are asked for by nothing.
+    z = ZeroShot(read("who directed NAME"), encode, RELATIONS, end_types)
+    assert z.unasked((S, D_, R)) == 2 and z.unasked((D,)) == 0 and z.unasked((D, D_)) == 0
+
+
 def test_a_question_asks_how_its_names_connect():
     assert read("what do NAME and NAME have in common").connects
     assert read("which films did NAME and NAME both star in").connects

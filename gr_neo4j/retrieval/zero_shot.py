@@ -54,6 +54,7 @@ ASKED = 0.1  # evidence above which a word asks for a relation (and a step count
 # The best path answers only when some word gives one of its relations more evidence than this; a
 # word that merely leans towards a relation ("currency" to "in language": 0.19) does not ask for it.
 ANSWERABLE = 0.25
+MAX_UNASKED = 1  # relations of the best path no word asks for: more, and it does not answer
 # End types this similar are one kind of node sampled twice (the films at the head of "directed by"
 # and of "has genre"); they share their mean agreement with the answer phrase, or sampling noise
 # decides between them ("what films" read 0.15 against one sample of films, 0.73 against another).
@@ -249,6 +250,13 @@ class ZeroShot:
         if not path or not self.evidence.shape[1]:
             return 0.0
         return float(self.evidence[[self.rel_index[rel] for rel, _ in path]].max())
+
+    def unasked(self, path: Sequence[Step]) -> int:
+        """How many steps of ``path`` no word asks for (evidence at most :data:`ASKED`)."""
+        self._relations({rel for rel, _ in path})
+        if not self.evidence.shape[1]:
+            return len(path)
+        return sum(1 for rel, _ in path if float(self.evidence[self.rel_index[rel]].max()) <= ASKED)
 
     def open_question(self) -> bool:
         """Whether the question asks what or which things its name has without saying how: "what
