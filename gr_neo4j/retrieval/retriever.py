@@ -367,8 +367,8 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
     """Why the graph does not hold the answer to ``f``'s question, or None when it may (``asked``:
     the zero-shot evidence for the best path's relations, None without a path or reading): on a
     knowledge graph, nothing the question names links (with linking on), nothing is near it, or,
-    in the ``paths`` mode, the question asks for none of the relations of the best path, or for
-    fewer than all but :data:`~.zero_shot.MAX_UNASKED` of them (judged by the zero-shot reading,
+    in the ``paths`` mode, the question asks for none of the relations of the best path, or not
+    for its last and more than :data:`~.zero_shot.MAX_UNASKED` of them (judged by the zero-shot reading,
     unless a trained ranker scores the path at least its answer floor; a path that is the named
     entity's ``sole`` relation answers an open question, :meth:`~.zero_shot.ZeroShot.open_question`). Where the walks of
     two named entities meet and the question asks how they connect ("what do X and Y have in
@@ -389,9 +389,11 @@ def not_in_graph(f: Fetched, params: RetrievalParams, sel: Selection, scorer: Pa
     floor = scorer.ranker.answer_floor if scorer.ranker is not None else None
     trusted = floor is not None and sel.path_score is not None and sel.path_score >= floor
     unasked = scorer.zero_shot.unasked(sel.path)
-    if not trusted and unasked > MAX_UNASKED:
-        # "who directed X" of a film with no director: its actors, a film one of them directed, its tags.
-        return f"no relation path in the graph is what the question asks for (the best, {path_text(sel.path)}, walks {unasked} relations no word asks for)"
+    if not trusted and unasked > MAX_UNASKED and scorer.zero_shot.unasked(sel.path[-1:]):
+        # "who directed X" of a film with no director: its actors, a film one of them directed, its
+        # tags. (A path whose last relation is asked for may start elsewhere than the question says,
+        # "the films that share directors with X" along its writers, and still end where it asks.)
+        return f"no relation path in the graph is what the question asks for (the best, {path_text(sel.path)}, walks {unasked} relations no word asks for, its last among them)"
     if not trusted and not sole and asked is not None and asked <= ANSWERABLE:
         return (f"no relation in the graph is what the question asks for (the best path, {path_text(sel.path)}, "
                 f"is asked for {asked:.2f}; it answers above {ANSWERABLE})")

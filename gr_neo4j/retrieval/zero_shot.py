@@ -54,7 +54,7 @@ ASKED = 0.1  # evidence above which a word asks for a relation (and a step count
 # The best path answers only when some word gives one of its relations more evidence than this; a
 # word that merely leans towards a relation ("currency" to "in language": 0.19) does not ask for it.
 ANSWERABLE = 0.25
-MAX_UNASKED = 1  # relations of the best path no word asks for: more, and it does not answer
+MAX_UNASKED = 1  # relations of the best path no word asks for: more, its last among them, and it does not answer
 # End types this similar are one kind of node sampled twice (the films at the head of "directed by"
 # and of "has genre"); they share their mean agreement with the answer phrase, or sampling noise
 # decides between them ("what films" read 0.15 against one sample of films, 0.73 against another).
