@@ -22,9 +22,10 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from benchlib.movies import browser_jar, create_script, triples
+from benchlib.movies import triples
 
 from gr_neo4j.errors import GrNeo4jError
+from gr_neo4j.examples import browser_jar, movies_script
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.retrieval import RetrievalParams, Retriever
 from gr_neo4j.settings import load_settings
@@ -68,7 +69,7 @@ def main() -> int:
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
     settings = load_settings()
-    rows = triples(create_script(browser_jar(settings)))
+    rows = triples(movies_script(browser_jar(settings)))
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "movies.tsv"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from ..examples import Example, create_example
 from ..server import process
 from ..server.install import install as install_server
 from .common import JSON, console, err_console, handles_errors, human_bytes, print_json, settings_from
 from .progress import RichProgress
 
-app = typer.Typer(help="Run the managed local Neo4j (install, start, stop, status, logs) and create the schema.", no_args_is_help=True)
+app = typer.Typer(help="Run the managed local Neo4j (install, start, stop, status, logs), create the schema and the example graph.", no_args_is_help=True)
 
 BoltPort = typer.Option(None, "--bolt-port", help="Bolt port (env GR_NEO4J_BOLT_PORT; default 7687).")
 HttpPort = typer.Option(None, "--http-port", help="HTTP/Browser port (env GR_NEO4J_HTTP_PORT; default 7474).")
@@ -106,3 +107,11 @@ def init() -> None:
     report = ensure_schema(settings_from())
     created = ", ".join(report.created) if report.created else "nothing new"
     console.print(f"Schema ready (vector dimension {report.dimension}); created: {created}")
+
+
+@app.command()
+@handles_errors
+def example(name: Example = typer.Argument(Example.MOVIES, help="The example graph.")) -> None:
+    """Create Neo4j's Movies graph (Browser's :play movies) in the database, from the installed Browser jar; then `gr-neo4j load neo4j --name movies` adopts it."""
+    created = create_example(settings_from(), name)
+    console.print(f"Created the {created.example} graph: {created.nodes} nodes, {created.relationships} relationships (from {created.jar.name}).")
