@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from .connection import Connection
 from .errors import SchemaError
 
+# The data model's own labels and relationship types (docs/design.md): `load neo4j` adopts every
+# other node and relationship of the database, and never these.
+OWN_LABELS = ("Entity", "Dataset", "Question", "Graph", "Retrieval")
+OWN_TYPES = ("REL", "TOPIC", "ANSWER", "RETRIEVED", "ON_GRAPH")
+
 # Index names, here only: the statements that create and query them take them as parameters.
 ENTITY_VECTOR_INDEX = "entity_text_embedding"
 REL_VECTOR_INDEX = "rel_text_embedding"

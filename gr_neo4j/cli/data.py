@@ -13,6 +13,7 @@ from ..defaults import OnError
 from ..ingest import (
     DEFAULT_BATCH_SIZE,
     LOADER_MODULES,
+    DatabaseSource,
     DatasetStats,
     LoadReport,
     dataset_stats,
@@ -39,17 +40,45 @@ def load(
     limit: int = typer.Option(None, "--limit", help="At most N samples per source file (questions, or rows/graphs; the MetaQA KB is always loaded whole)."),
     batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--batch-size", help="Rows per write transaction (entity batches, which carry one vector each, are capped at 1,000)."),
     on_error: OnError = typer.Option(OnError.FAIL, "--on-error", help="fail: write nothing if any record is malformed; skip: write the rest and report the skipped ones."),
-    name: str = typer.Option(None, "--name", help="triples only: the dataset name to store the file under (default 'triples'; at most 64 printable characters), so unrelated triple files stay apart."),
+    name: str = typer.Option(None, "--name", help="triples and neo4j only: the dataset name to store it under (default: the loader's; at most 64 printable characters), so unrelated graphs stay apart."),
+    labels: str = typer.Option(None, "--labels", help="neo4j only: comma-separated labels whose nodes to adopt (default: every label but gr-neo4j's own)."),
+    relationship_types: str = typer.Option(None, "--relationship-types", help="neo4j only: comma-separated relationship types to adopt (default: all between the adopted nodes)."),
+    text: str = typer.Option(None, "--text", help="neo4j only: Label=property[,Label=property...]: the property that names a label's nodes (default: the first of name, title, text, label, caption, ... they hold)."),
 ) -> None:
-    """Load a dataset into Neo4j with text embeddings (idempotent and resumable: run it again to finish or refresh)."""
+    """Load a dataset into Neo4j with text embeddings (idempotent and resumable: run it again to finish or refresh).
+
+    `load neo4j` adopts the graph already in the database (your labels, types and properties), never modifying it:
+    gr-neo4j keeps its own copy, which a re-run brings up to date and `drop` removes."""
     settings = settings_from()
-    report = load_dataset(settings, dataset, path, split, limit, batch_size, on_error, progress=RichProgress(err_console), as_name=name)
+    source = path
+    if dataset == "neo4j":
+        if path is not None:
+            fail(f"neo4j reads the graph from the database, not --path {path}")
+        source = DatabaseSource(settings, _names(labels), _names(relationship_types), _text_properties(text))
+    elif labels or relationship_types or text:
+        fail("--labels, --relationship-types and --text are for `load neo4j` only")
+    report = load_dataset(settings, dataset, source, split, limit, batch_size, on_error, progress=RichProgress(err_console), as_name=name)
     console.print(report_table(report))
     if report.skipped:
         reasons = "; ".join(f"{n} × {reason}" for reason, n in sorted(report.skipped_reasons.items()))
         err_console.print(f"[yellow]skipped {report.skipped} malformed record(s):[/] {reasons}", highlight=False)
         for example in report.skipped_examples:
             err_console.print(f"  {example}", highlight=False, markup=False)
+
+
+def _names(value: str | None) -> tuple[str, ...]:
+    return tuple(x.strip() for x in value.split(",") if x.strip()) if value else ()
+
+
+def _text_properties(value: str | None) -> dict[str, str]:
+    """'Person=name,Movie=title' -> {'Person': 'name', 'Movie': 'title'}."""
+    out = {}
+    for item in _names(value):
+        label, sep, prop = item.partition("=")
+        if not sep or not label.strip() or not prop.strip():
+            fail(f"--text takes Label=property pairs, got {item!r}")
+        out[label.strip()] = prop.strip()
+    return out
 
 
 def report_table(report: LoadReport) -> Table:

@@ -3,6 +3,7 @@
 Public API (the CLI's `load`, `stats` and `drop` call exactly these):
 
 - `load_dataset(settings, name, path=None, split=None, limit=None, batch_size=5000, on_error='fail') -> LoadReport`
+  (`name` 'neo4j' with `path=DatabaseSource(settings, labels, types, text)` adopts the database's own graph)
 - `dataset_stats(settings) -> list[DatasetStats]`
 - `drop_dataset(settings, name) -> DatasetStats`
 """
@@ -17,6 +18,7 @@ from .split import paper_split
 _LAZY = {
     "DEFAULT_BATCH_SIZE": ".pipeline", "load_dataset": ".pipeline", "load_into": ".pipeline",
     "LoadReport": ".report", "LOADER_MODULES": ".source", "datasets_dir": ".source", "get_loader": ".source",
+    "DatabaseSource": ".source",
     "DatasetStats": ".stats", "dataset_stats": ".stats", "drop_dataset": ".stats", "drop_from": ".stats",
     "stats_of": ".stats",
 }
@@ -32,6 +34,7 @@ __all__ = [
     "LOADER_MODULES",
     "BadInput",
     "BadRecord",
+    "DatabaseSource",
     "DatasetStats",
     "LoadReport",
     "MissingInput",

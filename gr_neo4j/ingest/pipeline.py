@@ -29,7 +29,7 @@ from .lease import DatasetLease, expected_uids
 from .plan import Existing, WritePlan, plan_writes
 from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
 from .report import LoadReport
-from .source import LoaderSpec, get_loader, named, parse_splits
+from .source import DatabaseSource, LoaderSpec, get_loader, named, parse_splits
 from .stats import read_quietly, stats_of
 from .writer import Written, write_rows
 
@@ -44,7 +44,7 @@ EMBED_BATCH_SIZE = 256
 def load_dataset(
     settings: Settings,
     name: str,
-    path: str | Path | None = None,
+    path: str | Path | DatabaseSource | None = None,
     split: str | None = None,
     limit: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
@@ -56,9 +56,10 @@ def load_dataset(
     """Load dataset `name` (see `gr_neo4j.ingest.source.LOADER_MODULES`) into the configured Neo4j.
 
     path: file or directory in the dataset's format (default: the shared datasets dir, or the hub
-    for WebQSP); split: comma-separated split names to keep; limit: at most this many samples per
-    source file; on_error: 'fail' (write nothing if any record is bad) or 'skip' (write the rest);
-    as_name: the name to store a triples dataset under (default 'triples').
+    for WebQSP); for `neo4j`, the :class:`~.source.DatabaseSource` to adopt; split: comma-separated
+    split names to keep; limit: at most this many samples per source file; on_error: 'fail' (write
+    nothing if any record is bad) or 'skip' (write the rest); as_name: the name to store a triples
+    or adopted dataset under (default: the loader's name).
     """
     spec, source, splits = _prepare(name, path, split, limit, batch_size, on_error, as_name)
     embedder = embedder or LazyEmbedder(settings)
@@ -97,6 +98,12 @@ def _prepare(name, path, split, limit, batch_size, on_error, as_name=None) -> tu
         raise GrNeo4jError(f"--limit must be at least 1, got {limit}")
     spec = named(get_loader(name), as_name)
     splits = parse_splits(split, spec)
+    if spec.from_database:
+        if not isinstance(path, DatabaseSource):
+            raise MissingInput(f"{name} reads the database itself, not --path {path}" if path is not None else f"{name} needs a DatabaseSource")
+        return spec, path, splits
+    if isinstance(path, DatabaseSource):
+        raise MissingInput(f"{name} reads files, not the database: pass --path")
     source = Path(path).expanduser() if path is not None else spec.default_path()
     if source is None:
         raise MissingInput(f"no default location for {name}: pass --path ({spec.path_help})")
@@ -176,6 +183,10 @@ def _load_claimed(conn, spec, source, embedder, collected, kind, lease, batch_si
         if rows:
             with phases.phase(label, total=len(rows)) as advance:
                 written[statement_name] = write_rows(conn, statement_name, rows, ds, size, vecs, advance, workers)
+    if spec.from_database:
+        with phases.phase("remove what the source no longer holds", total=1, unit="sweeps") as advance:
+            _sweep(conn, ds, found.entities - collected.entities.keys(), found.rels - collected.rels.keys())
+            advance(1)
     with phases.phase("verify", total=1, unit="checks") as advance:
         lease.finish(str(source), expected_uids(collected))
         advance(1)
@@ -245,6 +256,18 @@ def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> dict:
     if existing.get("status") == "dropping":
         raise GrNeo4jError(f"dataset {ds!r} is half dropped: run `gr-neo4j drop {ds}` again to finish, then load")
     return existing
+
+
+SWEEP_BATCH = 10_000
+
+
+def _sweep(conn: Connection, ds: str, entities: set[str], rels: set[str]) -> None:
+    """Delete the rows of ``ds`` a mirrored source no longer yields: relationships first, in batches."""
+    stale_rels, stale_entities = sorted(rels), sorted(entities)
+    for i in range(0, len(stale_rels), SWEEP_BATCH):
+        conn.write("load_sweep", dataset=ds, rel_uids=stale_rels[i : i + SWEEP_BATCH], entity_uids=[])
+    for i in range(0, len(stale_entities), SWEEP_BATCH):
+        conn.write("load_sweep", dataset=ds, rel_uids=[], entity_uids=stale_entities[i : i + SWEEP_BATCH])
 
 
 def _existing(conn: Connection, ds: str, collected: Collected, advance) -> Existing:

@@ -11,11 +11,15 @@ from __future__ import annotations
 import csv
 import importlib
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .records import BadRecord, Fragment, MissingInput
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 # A NUL byte in the first block marks a binary file (as git and grep decide); text formats never hold one.
 BINARY_PROBE = 8192
@@ -103,7 +107,22 @@ def _flush(pending: list[BadRecord]) -> Iterator[BadRecord]:
     pending.clear()
 
 
-Reader = Callable[[Path, "set[str] | None", "int | None"], Iterator["Fragment | BadRecord"]]
+@dataclass(frozen=True)
+class DatabaseSource:
+    """A graph read from the database ``settings`` connect to, not from a file (`load neo4j`):
+    its ``labels`` and relationship ``types`` (empty: all but gr-neo4j's own), ``text`` naming
+    the text property of a label where the default does not fit."""
+
+    settings: Settings
+    labels: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    text: Mapping[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"database {self.settings.database!r} of {self.settings.uri or 'the managed Neo4j'}"
+
+
+Reader = Callable[["Path | DatabaseSource", "set[str] | None", "int | None"], Iterator["Fragment | BadRecord"]]
 
 # Dataset name -> module in gr_neo4j.loaders (imported on first use).
 LOADER_MODULES = {
@@ -112,6 +131,7 @@ LOADER_MODULES = {
     "webqsp": "webqsp",
     "metaqa": "metaqa",
     "triples": "triples",
+    "neo4j": "neo4j_graph",
 }
 
 
@@ -124,6 +144,9 @@ class LoaderSpec:
     default_path: Callable[[], Path | None]
     path_help: str  # what --path must point to, for error messages
     renamable: bool = False  # the user names the dataset (--name): a triples file is anyone's graph
+    # The source is the database (a DatabaseSource, not a path), and a re-load mirrors it: what the
+    # source no longer holds is removed from the dataset.
+    from_database: bool = False
 
 
 MAX_NAME_CHARS = 64
@@ -136,7 +159,7 @@ def named(spec: LoaderSpec, name: str | None) -> LoaderSpec:
         return spec
     shown = repr(name[:60]) + ("…" if len(name) > 60 else "")
     if not spec.renamable:
-        raise MissingInput(f"--name is only for triples: {spec.name} is always stored as {spec.name!r}")
+        raise MissingInput(f"--name is only for triples and neo4j: {spec.name} is always stored as {spec.name!r}")
     if not name.strip() or name != name.strip() or not name.isprintable():
         raise MissingInput(f"--name must be printable text without leading or trailing spaces, got {shown}")
     if len(name) > MAX_NAME_CHARS:
