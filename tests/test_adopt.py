@@ -117,3 +117,24 @@ def test_load_neo4j_from_the_cli(movies, server, env):
     out = runner.invoke(app, ["load", "neo4j", "--path", "x.tsv"], env=env)
     assert out.exit_code != 0 and "--path" in out.output
 
+
+def test_a_small_dataset_answers_alike_beside_a_large_one(movies, server, tmp_path):
+    # The vector indexes span every dataset: a larger one whose texts sit where the questions are
+    # must not take the small one's seeds.
+    adopt(server)
+    questions = ["who directed The Matrix", "when was Tom Hanks born", "tell me about films with Keanu Reeves", "which movies are about robots"]
+
+    def retrieved(r):
+        out = []
+        for q in questions:
+            res = r.retrieve(q, "movies")
+            out.append((sorted(n.key for n in res.nodes), [res.nodes[i].key for i in res.graph_answers], res.not_in_graph))
+        return out
+
+    with Retriever(server) as r:
+        alone = retrieved(r)
+    crowd = tmp_path / "crowd.tsv"
+    crowd.write_text("".join(f"{q} {i}\tis like\t{q} ({i})\n" for q in questions for i in range(60)))
+    load_dataset(server, "triples", path=crowd, as_name="crowd")
+    with Retriever(server) as r:
+        assert retrieved(r) == alone

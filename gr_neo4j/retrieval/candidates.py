@@ -37,6 +37,10 @@ T = TypeVar("T")
 END_TYPE_SAMPLE = 200
 END_TYPE_SCAN = 20000
 KG_STATEMENT = "retrieve_kg_candidates"  # MAX_HOPS (params.py) is how often its hop block repeats
+# A knowledge graph of at most this many entities (relationships) is searched exactly, not through
+# the vector index all datasets share: a few milliseconds, and its seeds the same whatever else is
+# loaded (the index's over-fetch can be all another dataset's, and it breaks ties its own way).
+EXACT_SEARCH_MAX = 5000
 
 
 @dataclass(frozen=True)
@@ -328,6 +332,7 @@ def kg_candidates(
         rel_scores=vocab.scores(q),
         entity_index=ENTITY_VECTOR_INDEX,
         rel_index=REL_VECTOR_INDEX,
+        exact_max=EXACT_SEARCH_MAX,
         topic_uids=list(topic_uids),
         question_uid=question_uid,
     )
