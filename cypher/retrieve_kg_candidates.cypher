@@ -1,8 +1,8 @@
 // Candidate subgraph of a knowledge-graph dataset for one question, in one round trip (read-only).
 // Seeds: topic entities (by uid, and the TOPIC links of $question_uid), the top-k most similar
 // entities and the ends of the top-k most similar relationships ($entity_index, $rel_index: the
-// names in gr_neo4j/schema.py). The vector indexes cover every dataset: a dataset of at most
-// $exact_max entities (relationships) is scored exactly instead, each of its own; a larger one is
+// names in gr_neo4j/schema.py). The vector indexes cover every dataset: a small dataset
+// ($exact_nodes, $exact_rels: retrieval_dataset_small.cypher) is scored exactly instead; a larger one is
 // over-fetched from the index ($fetch_nodes, $fetch_edges) and filtered to $dataset, and scored
 // exactly only when other datasets crowd the question's neighbourhood so that fewer than k remain.
 // Either way a dataset's seeds never depend on what else the database holds.
@@ -24,32 +24,25 @@ CALL () {
   RETURN d.kind AS kind, d.embedder AS embedder, d.dimension AS dimension
 }
 CALL () {
-  MATCH (n:Entity {dataset: $dataset, graph: ''}) WITH n LIMIT $exact_max + 1
-  RETURN count(n) <= $exact_max AS exact_nodes
-}
-CALL () {
-  MATCH ()-[r:REL {dataset: $dataset}]->() WITH r LIMIT $exact_max + 1
-  RETURN count(r) <= $exact_max AS exact_rels
-}
-CALL (exact_nodes) {
   // (An exact search still calls the index, for one row it drops: a CALL cannot be skipped.)
-  CALL db.index.vector.queryNodes($entity_index, CASE WHEN exact_nodes THEN 1 ELSE $fetch_nodes END, $q) YIELD node
-  WITH node WHERE NOT exact_nodes AND node.dataset = $dataset AND node.graph = ''
+  CALL db.index.vector.queryNodes($entity_index, CASE WHEN $exact_nodes THEN 1 ELSE $fetch_nodes END, $q) YIELD node
+  WITH node WHERE NOT $exact_nodes AND node.dataset = $dataset AND node.graph = ''
   WITH collect(node)[..$topk_nodes] AS hits
   CALL (hits) {
-    WITH hits WHERE size(hits) < $topk_nodes
+    // UNWIND, not WHERE: the planner moves a WHERE above the index seek, which then reads every entity.
+    UNWIND CASE WHEN size(hits) < $topk_nodes THEN [true] ELSE [] END AS crowded
     MATCH (n:Entity {dataset: $dataset, graph: ''})
     WITH n ORDER BY vector.similarity.cosine(n.embedding, $q) DESC, n.uid LIMIT $topk_nodes
     RETURN collect(n) AS exact
   }
   RETURN CASE WHEN size(hits) < $topk_nodes THEN exact ELSE hits END AS vector_nodes
 }
-CALL (exact_rels) {
-  CALL db.index.vector.queryRelationships($rel_index, CASE WHEN exact_rels THEN 1 ELSE $fetch_edges END, $q) YIELD relationship
-  WITH relationship WHERE NOT exact_rels AND relationship.dataset = $dataset AND relationship.graph = ''
+CALL () {
+  CALL db.index.vector.queryRelationships($rel_index, CASE WHEN $exact_rels THEN 1 ELSE $fetch_edges END, $q) YIELD relationship
+  WITH relationship WHERE NOT $exact_rels AND relationship.dataset = $dataset AND relationship.graph = ''
   WITH collect(relationship)[..$topk_edges] AS hits
   CALL (hits) {
-    WITH hits WHERE size(hits) < $topk_edges
+    UNWIND CASE WHEN size(hits) < $topk_edges THEN [true] ELSE [] END AS crowded
     MATCH ()-[r:REL {dataset: $dataset}]->() WHERE r.graph = ''
     WITH r ORDER BY vector.similarity.cosine(r.embedding, $q) DESC, r.uid LIMIT $topk_edges
     RETURN collect(r) AS exact

@@ -185,6 +185,7 @@ class Neo4jSource:
         self.conn = conn
         self._session: neo4j.Session | None = None
         self._vocab: dict[str, RelationVocab] = {}
+        self._exact: dict[str, tuple[bool, bool]] = {}
         self._end_types: dict[str, dict[tuple[str, bool], EndType | None]] = {}
         self._datasets: dict[str, DatasetInfo] | None = None
 
@@ -256,6 +257,15 @@ class Neo4jSource:
         except neo4j.exceptions.Neo4jError:
             pass  # a read-only user: computed again by the next process, nothing lost
 
+    def exact_search(self, dataset: str) -> tuple[bool, bool]:
+        """Whether ``dataset`` is small enough (:data:`EXACT_SEARCH_MAX`) to score its entities,
+        relationships exactly; read once per dataset (a dataset that grows meanwhile is still right:
+        the exact scan is slower, never wrong)."""
+        if dataset not in self._exact:
+            row = self.read(lambda tx: tx.run(statement("retrieval_dataset_small"), dataset=dataset, exact_max=EXACT_SEARCH_MAX).single(strict=True))
+            self._exact[dataset] = (bool(row["exact_nodes"]), bool(row["exact_rels"]))
+        return self._exact[dataset]
+
     def vocab(self, dataset: str, refresh: bool = False) -> RelationVocab:
         if refresh or dataset not in self._vocab:
             self._vocab[dataset] = self.read(lambda tx: load_vocab(tx, dataset))
@@ -268,7 +278,8 @@ class Neo4jSource:
         uids = [entity_uid(info.name, "", k) for k in query.topic_keys]
 
         def run(vocab: RelationVocab) -> Candidates:
-            return self.read(lambda tx: kg_candidates(tx, info.name, query.q, query.hops, query.limits, vocab, uids, query.question_uid))
+            exact = self.exact_search(info.name)
+            return self.read(lambda tx: kg_candidates(tx, info.name, query.q, query.hops, query.limits, vocab, uids, query.question_uid, exact))
 
         try:
             return run(self.vocab(info.name))
@@ -313,9 +324,12 @@ def kg_candidates(
     vocab: RelationVocab,
     topic_uids: list[str] = (),
     question_uid: str | None = None,
+    exact: tuple[bool, bool] = (False, False),
 ) -> Candidates:
     """Run ``retrieve_kg_candidates`` in ``tx`` (a read transaction); ``q`` is the ``[D]`` question
-    vector. Raises :class:`StaleVocabulary` when an edge text is missing from ``vocab``."""
+    vector; ``exact``: score the dataset's entities, relationships exactly rather than through the
+    shared vector indexes (a small dataset, :meth:`Neo4jSource.exact_search`). Raises
+    :class:`StaleVocabulary` when an edge text is missing from ``vocab``."""
     if not 0 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be between 0 and {MAX_HOPS}, got {hops}")
     params = dict(
@@ -332,7 +346,8 @@ def kg_candidates(
         rel_scores=vocab.scores(q),
         entity_index=ENTITY_VECTOR_INDEX,
         rel_index=REL_VECTOR_INDEX,
-        exact_max=EXACT_SEARCH_MAX,
+        exact_nodes=exact[0],
+        exact_rels=exact[1],
         topic_uids=list(topic_uids),
         question_uid=question_uid,
     )
