@@ -40,6 +40,7 @@ class Case:
     before: list[list[str]] = field(default_factory=list)  # commands run first (their output unused)
     check: str | None = None  # Cypher whose single value is shown as what was stored
     prepare: Callable[[Path, Settings], None] | None = None
+    cypher: list[str] = field(default_factory=list)  # run after `before`: the user's own graph as the case needs it
 
 
 def free_port() -> int:
@@ -49,6 +50,8 @@ def free_port() -> int:
 
 
 def cases(work: Path) -> list[Case]:
+    movies = ["db", "example", "movies"]  # Neo4j's Movies graph, the user's own graph to adopt
+    entities = "MATCH (n:Entity) RETURN count(n)"
     tsv = "x.tsv"
     rel_text = "MATCH ()-[r:REL {dataset: 'triples'}]->() RETURN collect(r.text + ' / ' + startNode(r).text)"
     big_key = "k" * 8001
@@ -83,6 +86,16 @@ def cases(work: Path) -> list[Case]:
         Case("two unrelated triple files", ["load", "triples", "--path", "y.tsv", "--name", "films"],
              {tsv: b"a\tr\tb\n", "y.tsv": b"c\tr\td\n"}, before=[["load", "triples", "--path", tsv]],
              check="MATCH (d:Dataset) RETURN collect(d.name)"),
+        Case("`load neo4j`: a label the database lacks", ["load", "neo4j", "--name", "movies", "--labels", "Film"],
+             before=[movies], check=entities),
+        Case("`load neo4j`: `--text` names a property the label lacks", ["load", "neo4j", "--name", "movies", "--text", "Person=nick"],
+             before=[movies], check=entities),
+        Case("`load neo4j`: a label with no text property", ["load", "neo4j", "--name", "movies"],
+             before=[movies], cypher=["CREATE (:Gadget {weight: 3})"], check=entities),
+        Case("`load neo4j`: a 1 MB property value", ["load", "neo4j", "--name", "movies"],
+             before=[movies], cypher=["MATCH (m:Movie {title: 'The Matrix'}) SET m.notes = $big"], check=entities),
+        Case("`load neo4j`: a relationship type with no letter", ["load", "neo4j", "--name", "movies"], before=[movies],
+             cypher=["MATCH (a:Person {name: 'Keanu Reeves'}), (b:Person {name: 'Hugo Weaving'}) CREATE (a)-[:`!!`]->(b)"], check=entities),
         Case("a missing file", ["load", "triples", "--path", "nope.tsv"]),
         Case("an unknown dataset to drop", ["drop", "nope"]),
         Case("`retrieve --out` an existing directory", ["retrieve", "-d", "triples", "-s", "train", "--out", "dir2"],
@@ -157,6 +170,9 @@ def main() -> int:
             case_env = {**env, **case.env}
             for before in case.before:
                 run(before, env, work)
+            with connect(settings) as conn:
+                for statement in case.cypher:
+                    conn.query(statement, {"big": "x" * (1 << 20)})
             done = run(case.args, case_env, work)
             stored = None
             if case.check:
