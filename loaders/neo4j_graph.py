@@ -86,7 +86,8 @@ def plan(source: DatabaseSource, label_rows: Sequence[Mapping[str, Any]], type_r
         prop = source.text.get(label) or next((p for p in TEXT_PROPERTIES if p in held.get(label, {})), None)
         if prop is None:
             have = ", ".join(sorted(held.get(label, {}))) or "none"
-            raise MissingInput(f"label {label!r} ({nodes[label]:,} nodes) has no text property (none of {', '.join(TEXT_PROPERTIES)}; "
+            count = f"{nodes[label]:,} node" + ("s" if nodes[label] != 1 else "")
+            raise MissingInput(f"label {label!r} ({count}) has no text property (none of {', '.join(TEXT_PROPERTIES)}; "
                                f"it has: {have}): pass --text {label}=PROPERTY, or leave it out with --labels")
         text_of[label] = prop
     types = source.types or tuple(sorted(counts))

@@ -92,7 +92,7 @@ def test_ask_answers_from_the_adopted_graph(movies, server):
     (None, {"labels": ("Film",)}, "--labels: no label 'Film' in the database"),
     (None, {"types": ("STARRED_IN",)}, "--relationship-types: no relationship type 'STARRED_IN'"),
     (None, {"text": {"Person": "nickname"}}, "--text Person=nickname: no Person node has a property 'nickname'"),
-    ("CREATE (:Gadget {weight: 3})", {}, "label 'Gadget' (1 nodes) has no text property"),
+    ("CREATE (:Gadget {weight: 3})", {}, "label 'Gadget' (1 node) has no text property"),
     ("MATCH (a:Person {name: 'Keanu Reeves'}), (b:Person {name: 'Carrie-Anne Moss'}) CREATE (a)-[:`!!`]->(b)", {},
      "relationship type '!!' has no letter or digit"),
     ("MATCH (m:Movie {title: 'The Matrix'}) SET m.notes = $big", {}, "property 'notes'"),
