@@ -1,4 +1,4 @@
-"""What a user sees for each class of bad input (issue #9): run every case through the real CLI.
+"""What a user sees for each class of bad input: run every case through the real CLI.
 
 Starts its own managed Neo4j in a temporary home on free ports (jars shared through GR_NEO4J_DIST),
 writes each case's input files into a temporary folder, runs `gr-neo4j ...` as a subprocess, and

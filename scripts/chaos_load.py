@@ -1,4 +1,4 @@
-"""Chaos run: a bounded fault-injection run of MetaQA loads on a real Neo4j (issue #9).
+"""Chaos run: a bounded fault-injection run of MetaQA loads on a real Neo4j.
 
 Starts its own managed Neo4j in a temporary home on free ports (the jars are shared through
 GR_NEO4J_DIST, default ~/.cache/gr-neo4j/dist), never the user's, and builds a MetaQA slice in a

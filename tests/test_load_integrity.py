@@ -1,4 +1,4 @@
-"""Nothing lost, nothing corrupted (issue #9): uids that cannot collide, input read exactly as
+"""Nothing lost, nothing corrupted: uids that cannot collide, input read exactly as
 written (TSV without quoting, bytes that are not UTF-8), limits checked before anything is
 written, re-loads that bring changed samples to the file's content, counts of what was created."""
 

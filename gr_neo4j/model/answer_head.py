@@ -1,4 +1,4 @@
-"""Answer scoring on the graph: a question-conditioned node head (issue #12).
+"""Answer scoring on the graph: a question-conditioned node head.
 
 Every node of a retrieved subgraph gets a logit for "this node answers the question". The question
 vector q ``[D]`` (the embedder of the nodes) enters each node's features as ``[x, q, x * q, topic]``

@@ -1,4 +1,4 @@
-"""Decoding held to the graph (issue #12): the LLM may write only node texts of the retrieved
+"""Decoding held to the graph: the LLM may write only node texts of the retrieved
 subgraph, separated by ``|``, or the explicit ``not in the graph``; on ExplaGraphs only a label.
 
 Each sample gets a token trie over the tokenisations of its allowed phrases; transformers'
