@@ -14,7 +14,9 @@ copy, a dataset like any other, so retrieval, Browser, `drop` and `train-paths` 
   relation from its node to a value entity, named by the property ("released" -> "1999"). A
   relationship's properties link both its ends to the value ("roles" -> "Neo" from Keanu Reeves
   and from The Matrix), so "what role did Keanu Reeves play in The Matrix" is where the two
-  names meet. Points and byte arrays have no text and are left out.
+  names meet. Points and byte arrays have no text and are left out. A text over
+  :data:`KEY_TEXT_BYTES` is keyed by its start and a digest (Neo4j indexes keys of 8,000 bytes
+  at most); over the loaders' 16 KB it is a bad record.
 
 Errors name the label, type, property or node, and come before anything is written: a label or
 type that is not in the database, a label whose nodes have no text property, a relationship type
@@ -23,6 +25,7 @@ with no letter to read, a value over the loaders' size limit (one bad record eac
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -38,6 +41,15 @@ NAME = "neo4j"
 # The property that names a node, in order of preference, when --text does not say.
 TEXT_PROPERTIES = ("name", "title", "text", "label", "caption", "displayName", "display_name", "id")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# A key goes into uids that Neo4j indexes (at most 8,000 bytes, records.MAX_KEY_BYTES): a longer
+# text (a plot, a review) is keyed by its start and a digest, and keeps its whole text.
+KEY_TEXT_BYTES = 512
+
+
+def key_of(text: str) -> str:
+    """The entity key of ``text``: the text itself, or its first 120 characters and a digest."""
+    raw = text.encode("utf-8", "surrogatepass")
+    return text if len(raw) <= KEY_TEXT_BYTES else f"{text[:120]}… #{hashlib.sha1(raw).hexdigest()[:16]}"
 
 
 def words(name: str) -> str:
@@ -133,7 +145,7 @@ def read(source: DatabaseSource, splits: set[str] | None = None, limit: int | No
             continue
         named[n["id"]] = (label, prop, text[0])
     shared = Counter(text for _, _, text in named.values())
-    keys = {i: text if shared[text] == 1 else f"{text} [{i}]" for i, (_, _, text) in named.items()}
+    keys = {i: key_of(text) if shared[text] == 1 else f"{key_of(text)} [{i}]" for i, (_, _, text) in named.items()}
     for n in nodes:
         if n["id"] not in named:
             continue
@@ -161,7 +173,7 @@ def _property(at: str, owners: list[Node], name: str, value: Any) -> Iterator[Fr
         yield BadRecord(at, "the property name has no letter or digit to read as a relation text")
         return
     for text in values(value):
-        v = Node("", text, text)
+        v = Node("", key_of(text), text)
         yield Fragment(at, nodes=[*owners, v], edges=[Edge("", o.key, name, v.key, relation) for o in owners])
 
 

@@ -95,7 +95,7 @@ def test_ask_answers_from_the_adopted_graph(movies, server):
     ("CREATE (:Gadget {weight: 3})", {}, "label 'Gadget' (1 node) has no text property"),
     ("MATCH (a:Person {name: 'Keanu Reeves'}), (b:Person {name: 'Carrie-Anne Moss'}) CREATE (a)-[:`!!`]->(b)", {},
      "relationship type '!!' has no letter or digit"),
-    ("MATCH (m:Movie {title: 'The Matrix'}) SET m.notes = $big", {}, "property 'notes'"),
+    ("MATCH (m:Movie {title: 'The Matrix'}) SET m.notes = $big", {}, "property 'notes': text too long"),
 ])
 def test_bad_input_is_one_line_and_nothing_is_written(movies, server, setup, options, message):
     if setup:
@@ -107,6 +107,14 @@ def test_bad_input_is_one_line_and_nothing_is_written(movies, server, setup, opt
     assert movies.query("MATCH (n:Entity) RETURN count(n) AS n")[0]["n"] == 0
     assert movies.query("MATCH (d:Dataset) RETURN count(d) AS n")[0]["n"] == 0
     assert user_graph(movies) == before
+
+
+def test_a_long_value_keeps_its_text_under_a_short_key(movies, server):
+    plot = "A hacker learns the truth about his world. " * 250  # 10.75 KB: over a key's 8 KB, under a text's 16 KB
+    movies.query("MATCH (m:Movie {title: 'The Matrix'}) SET m.plot = $plot", {"plot": plot})
+    adopt(server)
+    (row,) = movies.query("MATCH (:Entity {dataset: 'movies', text: 'The Matrix'})-[:REL {text: 'plot'}]->(v) RETURN v.key AS key, v.text AS text")
+    assert row["text"] == plot.strip() and len(row["key"].encode()) < 200
 
 
 def test_load_neo4j_from_the_cli(movies, server, env):
