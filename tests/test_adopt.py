@@ -74,6 +74,15 @@ def test_a_re_adoption_follows_the_source(movies, server):
     assert "Keanu Reeves" not in texts and "Welcome to the Real World" not in texts
 
 
+def test_a_re_adoption_removes_relations_the_source_no_longer_has_at_all(movies, server):
+    adopt(server, labels=("Person",))
+    assert relation_texts(movies) == {"born", "follows"}
+    movies.query("MATCH (:Person)-[r:FOLLOWS]->(:Person) DELETE r")
+    movies.query("MATCH (p:Person) REMOVE p.born")
+    adopt(server, labels=("Person",))
+    assert relation_texts(movies) == set()
+
+
 def test_ask_answers_from_the_adopted_graph(movies, server):
     adopt(server)
     with Retriever(server) as r:

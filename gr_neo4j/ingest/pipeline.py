@@ -159,7 +159,7 @@ def _load_claimed(conn, spec, source, embedder, collected, kind, lease, batch_si
     """Find existing rows, embed, write and verify, while this load holds the dataset's claim."""
     ds = spec.name
     with phases.phase("find existing", total=4, unit="kinds") as advance:
-        found = _existing(conn, ds, collected, advance)
+        found = _existing(conn, ds, collected, advance, every_kind=spec.from_database)
     plan = plan_writes(collected, found)
 
     vectors, texts_embedded = _vectors_for(conn, ds, plan, bool(found.entities or found.rels), embedder, phases)
@@ -270,12 +270,13 @@ def _sweep(conn: Connection, ds: str, entities: set[str], rels: set[str]) -> Non
         conn.write("load_sweep", dataset=ds, rel_uids=[], entity_uids=stale_entities[i : i + SWEEP_BATCH])
 
 
-def _existing(conn: Connection, ds: str, collected: Collected, advance) -> Existing:
-    """What the database holds of the dataset, for the kinds of rows this load has."""
+def _existing(conn: Connection, ds: str, collected: Collected, advance, every_kind: bool = False) -> Existing:
+    """What the database holds of the dataset, for the kinds of rows this load has (``every_kind``:
+    all kinds, for a mirrored source, whose rows of a kind it no longer yields are swept)."""
 
     def read(statement_name: str, rows: dict) -> dict[str, str | None]:
         advance(1)
-        return {r["uid"]: r.get("fingerprint") for r in conn.read(statement_name, dataset=ds)} if rows else {}
+        return {r["uid"]: r.get("fingerprint") for r in conn.read(statement_name, dataset=ds)} if rows or every_kind else {}
 
     return Existing(
         entities=set(read("load_existing_entities", collected.entities)),
