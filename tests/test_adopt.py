@@ -133,6 +133,8 @@ def test_load_neo4j_from_the_cli(movies, server, env):
     assert relation_texts(movies) == {"directed", "released", "tagline", "born"}
     out = runner.invoke(app, ["load", "neo4j", "--path", "x.tsv"], env=env)
     assert out.exit_code != 0 and "--path" in out.output
+    out = runner.invoke(app, ["load", "neo4j", "--limit", "5"], env=env)
+    assert out.exit_code != 0 and "--limit does not apply to neo4j" in out.output
 
 
 def test_a_small_dataset_answers_alike_beside_a_large_one(movies, server, tmp_path):

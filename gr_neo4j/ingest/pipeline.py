@@ -99,6 +99,8 @@ def _prepare(name, path, split, limit, batch_size, on_error, as_name=None) -> tu
     spec = named(get_loader(name), as_name)
     splits = parse_splits(split, spec)
     if spec.from_database:
+        if limit is not None:
+            raise MissingInput(f"--limit does not apply to {name}: the graph in the database is adopted whole")
         if not isinstance(path, DatabaseSource):
             raise MissingInput(f"{name} reads the database itself, not --path {path}" if path is not None else f"{name} needs a DatabaseSource")
         return spec, path, splits
