@@ -116,13 +116,21 @@ def _kill(layout: ServerLayout, grace_s: float = 30.0) -> None:
     pid = running_pid(layout)
     if pid:
         os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while running_pid(layout) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if running_pid(layout):
+        if not _gone(layout, grace_s):
             os.kill(pid, signal.SIGKILL)
+            # A killed JVM lives on while the kernel frees its heap: wait, or the next start
+            # finds it still holding the store lock and the ports.
+            _gone(layout, 30.0)
     layout.pid_file.unlink(missing_ok=True)
     layout.state_file.unlink(missing_ok=True)
+
+
+def _gone(layout: ServerLayout, within_s: float) -> bool:
+    """Wait up to ``within_s`` for this home's server to exit; True once it has."""
+    deadline = time.monotonic() + within_s
+    while running_pid(layout) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return running_pid(layout) is None
 
 
 def status(settings: Settings, with_counts: bool = False) -> ServerInfo:
