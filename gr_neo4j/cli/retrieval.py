@@ -224,6 +224,7 @@ def eval_retrieval(
     """Linking, answer recall, size and latency of every mode (paths, reference, triples, k-hop, KAPING) side by side.
 
     Questions are asked as typed (brackets removed, topic entities linked in the text) unless --oracle-topic."""
+    from ..provenance import provenance  # imported first: it notes the load average the run starts under
     from ..retrieval.evaluate import (
         CEILING_COLUMNS,
         LINKING_COLUMNS,
@@ -245,7 +246,7 @@ def eval_retrieval(
     # per-stage latencies are in the report itself.
     seconds = time.perf_counter() - began
     questions = sum(fig["questions"] for fig in report["hops"].values())
-    report |= {"seconds": round(seconds, 2), "questions_per_s": round(questions / seconds, 2)}
+    report |= {"seconds": round(seconds, 2), "questions_per_s": round(questions / seconds, 2), "provenance": provenance()}
     if json_out:
         json_out.write_text(json.dumps(report, indent=2))
     if as_json:
