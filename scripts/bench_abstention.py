@@ -20,9 +20,10 @@ Prints one JSON document.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
+
+from benchlib.report import emit
 
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.retrieval import RetrievalParams, Retriever
@@ -114,11 +115,7 @@ def main() -> int:
         "in_graph_control": control, "examples": examples,
         "targets": {"out_of_graph_abstained": ">= 0.90", "in_graph_abstained": "<= 0.02"},
     }
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    emit(report, args.out)
     return 0
 
 

@@ -16,11 +16,11 @@ the baseline, the share of test subgraphs holding an answer at all, and the trai
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import replace
 
 import torch
+from benchlib.report import emit
 
 from gr_neo4j.metrics import normalize, split_answers
 from gr_neo4j.model.answer_head import AnswerHead, answer_mask, evaluate_head, train_head
@@ -93,7 +93,7 @@ def main() -> None:
                 "head": {"hit_at_1": round(fig.hit_at_1, 4), "precision": round(fig.precision, 4), "recall": round(fig.recall, 4), "f1": round(fig.f1, 4)},
                 "baseline_most_similar_node": baseline(samples, topics, q),
             }
-    print(json.dumps(report, indent=2))
+    emit(report)
 
 
 if __name__ == "__main__":

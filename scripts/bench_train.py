@@ -21,13 +21,14 @@ four, the majority-class rate of the test split (ExplaGraphs), epochs run.
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+from benchlib.report import emit
 
 from gr_neo4j.defaults import Decoding, Gnn, Objective
 from gr_neo4j.model.config import TrainConfig  # light (no torch): the defaults of the options below
@@ -138,7 +139,7 @@ def main() -> None:
                                                       "generation_samples_per_s": round(rate, 3)}
     report["peak_rss_mb"] = round(peak_rss_mb(), 1)
     report["checkpoint"] = str(out)
-    print(json.dumps(report, indent=2))
+    emit(report)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import json
 import random
 
 import numpy as np
+from benchlib.report import emit
 
 from gr_neo4j.metrics import percentiles
 from gr_neo4j.retrieval import RetrievalParams, Retriever
@@ -109,7 +110,7 @@ def main() -> None:
                 "nodes": len(demo.nodes),
             },
         }
-    print(json.dumps(report, indent=2))
+    emit(report)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ graph gives is a right one. Prints one JSON document, per relation and overall.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchlib.movies import triples
+from benchlib.report import emit
 
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.examples import browser_jar, movies_script
@@ -96,10 +96,7 @@ def main() -> int:
         "by_relation": {k: {"questions": len(v), "hit_at_1": round(sum(v) / len(v), 4)} for k, v in sorted(by_rel.items())},
         "misses": misses, "target": {"hit_at_1": ">= 0.90"},
     }
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    emit(report, args.out)
     return 0
 
 

@@ -12,9 +12,9 @@ from gr_neo4j.provenance import provenance
 def emit(report: dict, out: str | Path | None = None) -> None:
     """Print ``report`` with its ``provenance`` as indented JSON and write the same text to ``out``
     (parents made) if given."""
-    text = json.dumps({**report, "provenance": provenance()}, indent=2)
+    text = json.dumps({**report, "provenance": provenance()}, indent=2, ensure_ascii=False)
     print(text)
     if out:
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
+        out.write_text(text + "\n", encoding="utf-8")
