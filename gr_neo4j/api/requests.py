@@ -43,7 +43,7 @@ class RetrieveRequest(BaseModel):
     node_budget: int = Field(DEFAULTS.node_budget, ge=1, le=1000, description="paths mode: at most this many nodes.")
     answer_cap: int = Field(DEFAULTS.answer_cap, ge=0, le=10000, description="paths mode: nodes kept for the best two paths' ends (0: off).")
     link: bool = Field(DEFAULTS.link, description="Link the entities the question names as its topic entities.")
-    path_ranker: bool = Field(DEFAULTS.path_ranker, description="paths mode: use the dataset's trained relation-path ranker.")
+    path_ranker: bool = Field(DEFAULTS.path_ranker, description="paths mode: use the dataset's trained relation-path ranker and hop model; false: zero-shot, as untrained.")
     record: bool = Field(True, description="Record a Retrieval node (GET /retrievals/{id}); false for read-only users.")
 
     @field_validator("question")

@@ -41,7 +41,8 @@ LINK = typer.Option(
 
 PATH_RANKER = typer.Option(
     DEFAULTS.path_ranker, "--path-ranker/--no-path-ranker",
-    help="paths mode: rank relation paths with the dataset's trained ranker when it has one (`gr-neo4j train-paths`); off: cosine only.",
+    help="paths mode: rank relation paths and choose the depth with the dataset's trained ranker and hop model when it has them "
+    "(`gr-neo4j train-paths`); off: as untrained, both read from the question zero-shot.",
 )
 
 
