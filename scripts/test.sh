@@ -20,4 +20,9 @@ fi
 export GR_NEO4J_DIST="${GR_NEO4J_DIST:-$HOME/.cache/gr-neo4j/dist}"
 echo "==> ruff check"
 .venv/bin/ruff check .
+echo "==> docs: mkdocs build --strict"
+.venv/bin/uv pip install -q --python .venv/bin/python -e ".[docs]"
+site="$(mktemp -d)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
+rm -rf "$site"
 exec .venv/bin/python -m pytest -ra "$@"
