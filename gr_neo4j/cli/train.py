@@ -32,7 +32,11 @@ def train(
     lr: float = typer.Option(T.lr, "--lr", help="Peak learning rate of AdamW."),
     graph_lr: float | None = typer.Option(T.graph_lr, "--graph-lr", help="Peak learning rate of the GNN and projector (default: --lr)."),
     min_lr: float = typer.Option(T.min_lr, "--min-lr", help="Floor the half cosine decays to (G-Retriever's; capped at --lr, at --encoder-lr for --objective label)."),
-    lora: bool = typer.Option(T.lora, "--lora/--frozen", help="Tune the LLM with LoRA (r 8) or keep it frozen."),
+    lora: bool = typer.Option(T.lora, "--lora/--frozen", help="Tune the LLM with LoRA adapters or keep it frozen."),
+    lora_r: int = typer.Option(T.lora_r, "--lora-r", min=1, help="LoRA rank."),
+    lora_alpha: int = typer.Option(T.lora_alpha, "--lora-alpha", min=1, help="LoRA scaling (alpha / r multiplies the update)."),
+    lora_targets: str = typer.Option(",".join(T.lora_targets), "--lora-targets",
+                                     help="Comma-separated LLM modules that get adapters (e.g. q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)."),
     gnn: Gnn = typer.Option(T.gnn, "--gnn", help="Graph encoder: gt (graph transformer), gat, gcn, or none (LLM only, needs --lora)."),
     graph_tokens: int = typer.Option(T.graph_tokens, "--graph-tokens", help="Graph tokens given to the LLM."),
     max_txt_len: int = typer.Option(T.max_txt_len, "--max-txt-len", help="Tokens of the textualised graph kept in the prompt."),
@@ -56,7 +60,8 @@ def train(
     from ..model.training import train as run
 
     config = TrainConfig(dataset=dataset, out=out, retrieved=retrieved, tsv=tsv, llm=llm, epochs=epochs,
-                         batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, gnn=gnn,
+                         batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, lora_r=lora_r, lora_alpha=lora_alpha,
+                         lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()), gnn=gnn,
                          graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
                          max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr,
                          graph_lr=graph_lr, encoder_lr=encoder_lr, encoder=encoder, final=final)

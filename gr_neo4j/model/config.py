@@ -86,6 +86,9 @@ class TrainConfig:
     grad_clip: float = 0.1
     patience: int = 2
     lora: bool = False
+    lora_r: int = 8  # the paper's (peft's LoraConfig r, lora_alpha)
+    lora_alpha: int = 16
+    lora_targets: tuple[str, ...] = ("q_proj", "v_proj")  # modules that get adapters (the paper's: the attention queries and values)
     gnn: Gnn = Gnn.GT
     gnn_layers: int = 4
     gnn_hidden: int = 1024

@@ -74,7 +74,8 @@ def lr_schedule(opt: torch.optim.Optimizer, steps_per_epoch: int, config: TrainC
 def model_config(config: TrainConfig, llm_name: str, embed_dim: int, embedder: str) -> ModelConfig:
     return ModelConfig(llm=llm_name, embed_dim=embed_dim, embedder=embedder, gnn=config.gnn, gnn_layers=config.gnn_layers,
                        gnn_hidden=config.gnn_hidden, gnn_heads=config.gnn_heads, graph_tokens=config.graph_tokens,
-                       lora=config.lora, max_txt_len=config.max_txt_len, max_new_tokens=config.max_new_tokens,
+                       lora=config.lora, lora_r=config.lora_r, lora_alpha=config.lora_alpha, lora_targets=list(config.lora_targets),
+                       max_txt_len=config.max_txt_len, max_new_tokens=config.max_new_tokens,
                        objective=config.objective, head_hidden=config.head_hidden, head_layers=config.head_layers,
                        candidates=config.candidates)
 
