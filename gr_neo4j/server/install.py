@@ -58,7 +58,7 @@ def install(settings: Settings, progress: Progress | None = None) -> Installatio
     """Fetch the server's jars unless they are already installed: the locked ones when the settings
     ask for the locked version (the default), otherwise whatever Maven resolves.
 
-    Concurrent installs into one dist dir (parallel test sessions) are serialised by a file lock.
+    Concurrent installs into one dist dir (parallel test runs) are serialised by a file lock.
     `progress` gets one phase counting the files downloaded and a note with the time taken.
     """
     existing = find_installation(settings)
