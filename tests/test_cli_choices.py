@@ -38,7 +38,8 @@ def test_a_bad_choice_exits_2_and_names_the_choices(args, option, enum, tmp_path
 def test_help_lists_the_choices(args, option, enum):
     result = runner.invoke(app, [args[0], "--help"], env={"COLUMNS": "300"})  # rich would wrap the choices
     assert result.exit_code == 0, result.output
-    line = next(line for line in result.output.splitlines() if re.search(rf"{option}\b", line))
+    # the option's own row (other rows' help may name it too)
+    line = next(line for line in result.output.splitlines() if re.match(rf"\W*(\*\s+)?{option}\b", line))
     assert f"<{'|'.join(e.value for e in enum)}>" in line, result.output
 
 
