@@ -1,0 +1,156 @@
+#!/usr/bin/env python
+"""G-Retriever's ablation on this machine: which part of the model makes the answers.
+
+Each row is trained (or not) and scored on the same split of the same samples, with the same LLM,
+prompt and decoding (``auto``: held to the labels on ExplaGraphs, to the subgraph's node texts on
+knowledge graphs, as `ask` does):
+
+- ``llm``: the LLM zero-shot on the textualized graph (nothing trained);
+- ``lora``: LoRA on the textualized graph, no graph token (``--gnn none --lora``);
+- ``frozen``: G-Retriever with the LLM frozen, only the GNN and projector trained;
+- ``g_retriever_lora``: G-Retriever with LoRA (GNN, projector and adapters trained);
+- ``g_retriever_lora_no_text``: the same without the textualized graph (``--max-txt-len 0``).
+
+Every trained row gets the same wall-clock budget and rates; the JSON gives, per row, the test
+metric, the share of answers naming nothing in the subgraph, training samples/s, epochs and the
+validation curve, beside the majority rate (ExplaGraphs); a plot shows the validation curves.
+
+    python scripts/bench_ablation.py --dataset explagraphs --minutes 60 --out docs/bench/ablation_explagraphs.json \\
+        --plot docs/img/ablation_explagraphs.png
+    python scripts/bench_ablation.py --dataset metaqa --retrieved runs/metaqa-1hop.pt --minutes 40 --rows g_retriever_lora
+    python scripts/bench_ablation.py --limit 40 --minutes 2 --rows lora,g_retriever_lora   # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from benchlib.report import emit
+
+from gr_neo4j.defaults import Decoding, Gnn
+from gr_neo4j.model.config import TrainConfig  # light (no torch): the defaults of the options below
+
+REPO = Path(__file__).resolve().parents[1]
+T = TrainConfig
+# row -> (GNN, LoRA, textualized graph kept)
+ROWS = {
+    "llm": (Gnn.NONE, False, True),
+    "lora": (Gnn.NONE, True, True),
+    "frozen": (Gnn.GT, False, True),
+    "g_retriever_lora": (Gnn.GT, True, True),
+    "g_retriever_lora_no_text": (Gnn.GT, True, False),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", default="explagraphs")
+    ap.add_argument("--retrieved", type=Path, default=None, help="samples file of `gr-neo4j retrieve --out` (knowledge graphs)")
+    ap.add_argument("--tsv", type=Path, default=REPO.parent / "shared" / "datasets" / "explagraphs" / "train.tsv")
+    ap.add_argument("--rows", default=",".join(ROWS), help=f"comma-separated, of: {', '.join(ROWS)}")
+    ap.add_argument("--minutes", type=float, default=60.0, help="training wall-clock budget of each trained row")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=T.batch_size)
+    ap.add_argument("--lr", type=float, default=2e-4, help="peak learning rate of the LoRA adapters")
+    ap.add_argument("--graph-lr", type=float, default=1e-3, help="peak learning rate of the GNN and projector")
+    ap.add_argument("--min-lr", type=float, default=0.0)
+    ap.add_argument("--warmup-epochs", type=float, default=0.2, help="linear warm-up before the half cosine (the paper: 1)")
+    ap.add_argument("--lora-r", type=int, default=T.lora_r)
+    ap.add_argument("--lora-alpha", type=int, default=T.lora_alpha)
+    ap.add_argument("--lora-targets", default=",".join(T.lora_targets))
+    ap.add_argument("--max-txt-len", type=int, default=T.max_txt_len)
+    ap.add_argument("--limit", type=int, default=None, help="at most this many samples per split")
+    ap.add_argument("--eval-batch-size", type=int, default=T.eval_batch_size)
+    ap.add_argument("--workdir", type=Path, default=None, help="where the checkpoints go (default: a temporary directory)")
+    ap.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    ap.add_argument("--plot", type=Path, default=None, help="validation curves of the trained rows (PNG)")
+    args = ap.parse_args()
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    unknown = sorted(set(rows) - set(ROWS))
+    if unknown:
+        ap.error(f"unknown rows: {', '.join(unknown)}")
+
+    import torch
+
+    from gr_neo4j.metrics import score
+    from gr_neo4j.model import GRetrieverModel, answer, evaluate, train
+    from gr_neo4j.model.checkpoint import load_llm_named
+    from gr_neo4j.model.datasets import load_splits
+    from gr_neo4j.settings import load_settings
+
+    settings = load_settings()
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-ablation-"))
+    source = {"retrieved": args.retrieved} if args.retrieved else {"tsv": args.tsv}
+    splits = load_splits(args.dataset, settings=settings, limit=args.limit, **source)
+    test = splits["test"]
+    report: dict = {
+        "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "sizes": {k: len(v) for k, v in splits.items()},
+        "threads": torch.get_num_threads(), "decoding": str(Decoding.AUTO),
+        "config": {"minutes": args.minutes, "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "graph_lr": args.graph_lr,
+                   "min_lr": args.min_lr, "warmup_epochs": args.warmup_epochs, "lora_r": args.lora_r, "lora_alpha": args.lora_alpha, "lora_targets": args.lora_targets,
+                   "max_txt_len": args.max_txt_len},
+        "rows": {},
+    }
+    if args.dataset == "explagraphs":
+        label, count = Counter(x.label for x in test).most_common(1)[0]
+        report["majority_class"] = {"label": label, "test_accuracy": round(count / len(test), 4)}
+    for row in rows:
+        gnn, lora, text = ROWS[row]
+        llm = load_llm_named("", settings)  # a fresh copy: LoRA wraps the one it is given
+        if row == "llm":
+            model = GRetrieverModel.llm_only(*llm, "")
+            began = time.perf_counter()
+            preds = answer(model, test, batch_size=args.eval_batch_size, decoding=Decoding.AUTO)
+            s = score(args.dataset, preds, [x.label for x in test], [x.node_texts for x in test])
+            report["rows"][row] = {f"test_{s.metric}": round(s.value, 4), "test_answered": s.total, "outside": s.hallucination_rate,
+                                   "answer_samples_per_s": round(len(test) / (time.perf_counter() - began), 3)}
+            continue
+        out = workdir / row
+        config = TrainConfig(
+            dataset=args.dataset, out=out, **source, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, graph_lr=args.graph_lr,
+            min_lr=args.min_lr, warmup_epochs=args.warmup_epochs, lora=lora, lora_r=args.lora_r, lora_alpha=args.lora_alpha,
+            lora_targets=tuple(t for t in args.lora_targets.split(",") if t), gnn=gnn, max_txt_len=args.max_txt_len if text else 0,
+            limit=args.limit, max_minutes=args.minutes, resume=False, patience=args.epochs,
+        )
+        result = train(config, settings=settings, llm=llm, splits=splits)
+        r = evaluate(out, "test", settings=settings, batch_size=args.eval_batch_size, decoding=Decoding.AUTO)
+        report["rows"][row] = {
+            f"test_{r.metric}": round(r.value, 4), "test_answered": r.total, "outside": r.hallucination_rate,
+            "train_samples_per_s": round(result.train_samples_per_s, 3), "train_seconds": round(result.seconds, 1),
+            "epochs_run": result.epochs_run, "stopped": result.stopped, "best_epoch": result.best_epoch,
+            "val_loss": [round(h["val_loss"], 4) for h in result.history if "val_loss" in h],
+            "answer_samples_per_s": round(r.samples_per_s, 3),
+        }
+    if args.plot:
+        plot(report, args.plot)
+    emit(report, args.out)
+
+
+def plot(report: dict, path: Path) -> None:
+    """Validation loss per epoch of each trained row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    for row, fig_row in report["rows"].items():
+        if fig_row.get("val_loss"):
+            ax.plot(range(1, len(fig_row["val_loss"]) + 1), fig_row["val_loss"], "o-", label=row)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation answer-token cross-entropy")
+    ax.set_title(f"G-Retriever ablation on {report['dataset']}")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
