@@ -24,6 +24,7 @@ validation curve, beside the majority rate (ExplaGraphs); a plot shows the valid
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -75,7 +76,9 @@ def main() -> None:
         ap.error(f"unknown rows: {', '.join(unknown)}")
 
     import torch
+    from rich.console import Console
 
+    from gr_neo4j.cli.progress import RichProgress
     from gr_neo4j.metrics import score
     from gr_neo4j.model import GRetrieverModel, answer, evaluate, train
     from gr_neo4j.model.checkpoint import load_llm_named
@@ -83,6 +86,7 @@ def main() -> None:
     from gr_neo4j.settings import load_settings
 
     settings = load_settings()
+    progress = RichProgress(Console(stderr=True)) if sys.stderr.isatty() else None
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-ablation-"))
     source = {"retrieved": args.retrieved} if args.retrieved else {"tsv": args.tsv}
     splits = load_splits(args.dataset, settings=settings, limit=args.limit, **source)
@@ -116,8 +120,8 @@ def main() -> None:
             lora_targets=tuple(t for t in args.lora_targets.split(",") if t), gnn=gnn, max_txt_len=args.max_txt_len if text else 0,
             limit=args.limit, max_minutes=args.minutes, resume=False, patience=args.epochs,
         )
-        result = train(config, settings=settings, llm=llm, splits=splits)
-        r = evaluate(out, "test", settings=settings, batch_size=args.eval_batch_size, decoding=Decoding.AUTO)
+        result = train(config, settings=settings, llm=llm, splits=splits, progress=progress)
+        r = evaluate(out, "test", settings=settings, batch_size=args.eval_batch_size, decoding=Decoding.AUTO, progress=progress)
         report["rows"][row] = {
             f"test_{r.metric}": round(r.value, 4), "test_answered": r.total, "outside": r.hallucination_rate,
             "train_samples_per_s": round(result.train_samples_per_s, 3), "train_seconds": round(result.seconds, 1),
