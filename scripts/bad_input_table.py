@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from gr_neo4j.connection import connect
 from gr_neo4j.server import process
+from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import Settings, load_settings
 
 CLI = [sys.executable, "-c", "from gr_neo4j.cli import app; app()"]
@@ -43,10 +43,6 @@ class Case:
     cypher: list[str] = field(default_factory=list)  # run after `before`: the user's own graph as the case needs it
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cases(work: Path) -> list[Case]:

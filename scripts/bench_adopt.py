@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ from gr_neo4j.ingest.stats import drop_dataset
 from gr_neo4j.retrieval import Retriever
 from gr_neo4j.schema import OWN_LABELS
 from gr_neo4j.server import process
+from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import load_settings
 
 # (question, right answers): relationships, node properties and relationship properties.
@@ -58,10 +58,6 @@ QUESTIONS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def user_graph(conn) -> str:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -43,6 +42,7 @@ from gr_neo4j.embedder import load_embedder
 from gr_neo4j.ingest import drop_from, get_loader, load_into, stats_of
 from gr_neo4j.ingest.records import entity_uid, rel_uid
 from gr_neo4j.ingest.source import shared_path
+from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import load_settings
 
 TARGETS = {"full_load_s": 180, "reload_s": 30, "write_speedup_vs_per_row": 50}
@@ -66,10 +66,6 @@ STORAGE = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def server_rss_mb(settings) -> float | None:

@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,8 @@ import psutil
 from benchlib.metaqa_like import generate, make_questions, write_metaqa
 from benchlib.peak_rss import PeakRss
 from benchlib.report import emit
+
+from gr_neo4j.server.process import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("paths", "reference")
@@ -61,10 +62,6 @@ LOAD_ATTEMPTS = 2  # a load that fails (e.g. a transient Neo4j error under heavy
 WARM_UP = 10  # untimed questions per mode and hop count (the last ones: the timed are all)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def memory_for(scale: float) -> tuple[str, str]:

@@ -40,6 +40,7 @@ from benchlib.report import emit
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.metrics import percentiles
 from gr_neo4j.server import process
+from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,12 +52,6 @@ def log(message: str) -> None:
     print(f"[bench_serve] {message}", file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def build_slice(source: Path, dest: Path, n_triples: int, per_hop: int) -> list[str]:

@@ -50,7 +50,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -65,6 +64,7 @@ from gr_neo4j.ingest.source import datasets_dir
 from gr_neo4j.server import process
 from gr_neo4j.server.install import find_installation
 from gr_neo4j.server.layout import layout_of
+from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import Settings, load_settings
 
 KINDS = ("kill_client", "kill_server", "drop_race", "disk_full")
@@ -98,10 +98,6 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- the input -----------------------------------------------------------------------------------

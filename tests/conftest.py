@@ -11,7 +11,6 @@ import atexit
 import functools
 import os
 import shutil
-import socket
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from gr_neo4j.connection import connect
 from gr_neo4j.server import process
+from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,10 +47,6 @@ def metaqa_fixture(name: str = "metaqa") -> Path:
     return root
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def shared_dist() -> Path:

@@ -193,6 +193,13 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now, for a temporary server (tests, benchmarks)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _launch(java: Path, installation: Installation, layout: ServerLayout, command: str, timeout: float = 60) -> None:
     env = {**os.environ, "NEO4J_HOME": str(layout.home), "NEO4J_CONF": str(layout.conf_dir)}
     env.pop("NEO4J_PASSWORD", None)  # the launcher does not need it; keep it out of the child's environment
