@@ -26,6 +26,7 @@ with no letter to read, a value over the loaders' size limit (one bad record eac
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -187,3 +188,13 @@ LOADER = LoaderSpec(
     renamable=True,
     from_database=True,
 )
+
+
+def user_graph_checksum(conn) -> str:
+    """SHA-256 over the user's nodes and relationships with their labels, types and properties
+    (everything but gr-neo4j's own labels): equal before and after `load neo4j`, a re-run and
+    `drop`, because adopting only reads the user's graph."""
+    own = list(OWN_LABELS)
+    rows = [*conn.read("adopt_checksum_nodes", own_labels=own), *conn.read("adopt_checksum_relationships", own_labels=own)]
+    lines = sorted(json.dumps(row.data(), sort_keys=True, default=str) for row in rows)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()

@@ -21,8 +21,6 @@ Reeves play in The Matrix", "what is the tagline of The Matrix"). Prints one JSO
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import shutil
 import sys
@@ -32,6 +30,7 @@ from pathlib import Path
 
 from benchlib.movies import triples
 from benchlib.report import emit
+from gr_neo4j.loaders.neo4j_graph import user_graph_checksum
 
 from gr_neo4j.connection import connect
 from gr_neo4j.embedder import load_embedder
@@ -40,7 +39,6 @@ from gr_neo4j.ingest import DatabaseSource
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.ingest.stats import drop_dataset
 from gr_neo4j.retrieval import Retriever
-from gr_neo4j.schema import OWN_LABELS
 from gr_neo4j.server import process
 from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import load_settings
@@ -60,14 +58,6 @@ QUESTIONS = [
 
 
 
-def user_graph(conn) -> str:
-    """A checksum of the user's nodes, relationships and properties (not gr-neo4j's own)."""
-    own = {"own": list(OWN_LABELS)}
-    nodes = conn.query("MATCH (n) WHERE none(l IN labels(n) WHERE l IN $own) RETURN elementId(n) AS id, labels(n) AS l, properties(n) AS p", own)
-    rels = conn.query("MATCH (a)-[r]->(b) WHERE none(l IN labels(a) WHERE l IN $own) "
-                      "RETURN elementId(r) AS id, elementId(a) AS a, type(r) AS t, elementId(b) AS b, properties(r) AS p", own)
-    rows = sorted(json.dumps(r.data(), sort_keys=True, default=str) for r in [*nodes, *rels])
-    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
 def timed(fn):
@@ -107,15 +97,15 @@ def main() -> int:
         rows = triples(movies_script(browser_jar(settings)))
         acted = {t.tail for t in rows if t.relation == "acted in" and t.head == "Tom Hanks"}
         with connect(settings) as conn:
-            before = user_graph(conn)
+            before = user_graph_checksum(conn)
             adopted, adopt_s = timed(lambda: load_dataset(settings, "neo4j", path=DatabaseSource(settings), as_name="movies", embedder=embedder))
-            after_adopt = user_graph(conn)
+            after_adopt = user_graph_checksum(conn)
             ours = asked(settings, "movies", acted)
             texts = sorted(r["t"] for r in conn.query("MATCH ()-[r:REL {dataset: 'movies'}]->() RETURN DISTINCT r.text AS t"))
             again, readopt_s = timed(lambda: load_dataset(settings, "neo4j", path=DatabaseSource(settings), as_name="movies", embedder=embedder))
-            after_readopt = user_graph(conn)
+            after_readopt = user_graph_checksum(conn)
             _, drop_s = timed(lambda: drop_dataset(settings, "movies"))
-            after_drop = user_graph(conn)
+            after_drop = user_graph_checksum(conn)
             tsv = root / "movies.tsv"
             tsv.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in rows))
             baseline_report, baseline_s = timed(lambda: load_dataset(settings, "triples", path=tsv, as_name="movies_triples", embedder=embedder))

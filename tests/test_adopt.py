@@ -3,10 +3,8 @@ created from the installed Browser jar), asked, re-adopted and dropped, never mo
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 import pytest
+from gr_neo4j.loaders.neo4j_graph import user_graph_checksum
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
@@ -16,7 +14,6 @@ from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.ingest.source import DatabaseSource
 from gr_neo4j.ingest.stats import drop_dataset
 from gr_neo4j.retrieval import Retriever
-from gr_neo4j.schema import OWN_LABELS
 
 runner = CliRunner()
 
@@ -28,14 +25,6 @@ def movies(server, conn):
     return conn
 
 
-def user_graph(conn) -> str:
-    """A checksum of the user's nodes, relationships and properties (not gr-neo4j's own)."""
-    nodes = conn.query("MATCH (n) WHERE none(l IN labels(n) WHERE l IN $own) RETURN elementId(n) AS id, labels(n) AS l, properties(n) AS p",
-                       {"own": list(OWN_LABELS)})
-    rels = conn.query("MATCH (a)-[r]->(b) WHERE none(l IN labels(a) WHERE l IN $own) "
-                      "RETURN elementId(r) AS id, elementId(a) AS a, type(r) AS t, elementId(b) AS b, properties(r) AS p", {"own": list(OWN_LABELS)})
-    rows = sorted(json.dumps(r.data(), sort_keys=True, default=str) for r in [*nodes, *rels])
-    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
 def adopt(server, **options):
@@ -47,7 +36,7 @@ def relation_texts(conn) -> set[str]:
 
 
 def test_the_movies_graph_is_adopted_whole_and_never_modified(movies, server):
-    before = user_graph(movies)
+    before = user_graph_checksum(movies)
     report = adopt(server)
     assert report.kind == "knowledge-graph" and report.skipped == 0
     # Every label, relationship type and property is there: types as words, properties as relations.
@@ -55,11 +44,11 @@ def test_the_movies_graph_is_adopted_whole_and_never_modified(movies, server):
                                       "released", "tagline", "born", "roles", "summary", "rating"}
     texts = {r["t"] for r in movies.query("MATCH (n:Entity {dataset: 'movies'}) RETURN n.text AS t")}
     assert {"The Matrix", "Keanu Reeves", "Neo", "1999", "Welcome to the Real World"} <= texts
-    assert user_graph(movies) == before
+    assert user_graph_checksum(movies) == before
     again = adopt(server)
-    assert again.written_entities == 0 and again.written_relationships == 0 and user_graph(movies) == before
+    assert again.written_entities == 0 and again.written_relationships == 0 and user_graph_checksum(movies) == before
     drop_dataset(server, "movies")
-    assert user_graph(movies) == before
+    assert user_graph_checksum(movies) == before
     assert movies.query("MATCH (n:Entity {dataset: 'movies'}) RETURN count(n) AS n")[0]["n"] == 0
 
 
@@ -109,13 +98,13 @@ def test_ask_answers_from_the_adopted_graph(movies, server):
 def test_bad_input_is_one_line_and_nothing_is_written(movies, server, setup, options, message):
     if setup:
         movies.query(setup, {"big": "x" * (1 << 20)})
-    before = user_graph(movies)
+    before = user_graph_checksum(movies)
     with pytest.raises(GrNeo4jError) as err:
         adopt(server, **options)
     assert message in str(err.value) and "\n" not in str(err.value)
     assert movies.query("MATCH (n:Entity) RETURN count(n) AS n")[0]["n"] == 0
     assert movies.query("MATCH (d:Dataset) RETURN count(d) AS n")[0]["n"] == 0
-    assert user_graph(movies) == before
+    assert user_graph_checksum(movies) == before
 
 
 def test_a_long_value_keeps_its_text_under_a_short_key(movies, server):
