@@ -49,7 +49,7 @@ NEEDED = {"platformdirs": "platformdirs", "gguf": "gguf"}
 MIB = 2**20
 EVAL_BATCH_SIZE = 32  # a GPU answers larger batches than TrainConfig.eval_batch_size (a CPU's)
 # options whose default is TrainConfig's (None on the command line: gr_neo4j may not be importable yet)
-TRAIN_DEFAULTS = ("epochs", "batch_size", "lr", "gnn")
+TRAIN_DEFAULTS = ("epochs", "batch_size", "lr", "graph_lr", "min_lr", "warmup_epochs", "gnn", "lora_r", "lora_alpha", "lora_targets", "max_txt_len")
 
 
 def build_wheels(wheels: Path) -> None:
@@ -179,8 +179,10 @@ def with_defaults(args, parser):
     from gr_neo4j.model.config import TrainConfig
 
     for name in TRAIN_DEFAULTS:
-        if getattr(args, name) is None:
+        if getattr(args, name, None) is None:
             setattr(args, name, getattr(TrainConfig, name))
+    if isinstance(args.lora_targets, str):
+        args.lora_targets = tuple(t.strip() for t in args.lora_targets.split(",") if t.strip())
     try:
         args.gnn = Gnn(args.gnn)
     except ValueError:
@@ -207,14 +209,19 @@ def run(args) -> None:
     llm = load_llm_from(llm_dir, device=device, dtype=dtype)
     load_s = time.perf_counter() - t0
     config = TrainConfig(dataset=dataset, out=out, retrieved=samples_file, llm=str(llm_dir), epochs=args.epochs,
-                         batch_size=args.batch_size, eval_batch_size=EVAL_BATCH_SIZE, lr=args.lr, lora=args.lora,
+                         batch_size=args.batch_size, eval_batch_size=EVAL_BATCH_SIZE, lr=args.lr, graph_lr=args.graph_lr,
+                         min_lr=args.min_lr, warmup_epochs=args.warmup_epochs, lora=args.lora, lora_r=args.lora_r,
+                         lora_alpha=args.lora_alpha, lora_targets=args.lora_targets, max_txt_len=args.max_txt_len,
                          gnn=args.gnn, max_minutes=args.minutes, limit=args.limit, resume=False)
     result = train(config, llm=llm)
     ev = evaluate(out, "test", llm=load_llm_from(llm_dir, device=device, dtype=dtype), batch_size=EVAL_BATCH_SIZE,
                   limit=args.eval_limit)
     print(json.dumps({
         "dataset": dataset, "llm": name, "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-        "dtype": str(dtype), "gnn": args.gnn, "lora": args.lora, "llm_convert_s": round(convert_s, 1),
+        "dtype": str(dtype), "gnn": args.gnn, "lora": args.lora,
+        "config": {k: v for k, v in config.to_dict().items() if k in ("lr", "graph_lr", "min_lr", "warmup_epochs", "batch_size", "lora_r",
+                                                                      "lora_alpha", "lora_targets", "max_txt_len")},
+        "llm_convert_s": round(convert_s, 1),
         "llm_load_s": round(load_s, 1), "epochs_planned": args.epochs, "epochs_run": result.epochs_run,
         "stopped": result.stopped, "best_epoch": result.best_epoch, "best_val_loss": round(result.best_val_loss, 4),
         "train_samples_per_s": round(result.train_samples_per_s, 2), "train_seconds": round(result.seconds, 1),
@@ -243,7 +250,14 @@ def main() -> None:
     r.add_argument("--batch-size", type=int, help="default: TrainConfig.batch_size")
     r.add_argument("--lr", type=float, help="default: TrainConfig.lr")
     r.add_argument("--gnn", help="graph encoder, a gr_neo4j.defaults.Gnn value (default: TrainConfig.gnn)")
+    r.add_argument("--graph-lr", type=float, help="default: TrainConfig.graph_lr (--lr)")
+    r.add_argument("--min-lr", type=float, help="default: TrainConfig.min_lr")
+    r.add_argument("--warmup-epochs", type=float, help="default: TrainConfig.warmup_epochs")
     r.add_argument("--lora", action="store_true")
+    r.add_argument("--lora-r", type=int, help="default: TrainConfig.lora_r")
+    r.add_argument("--lora-alpha", type=int, help="default: TrainConfig.lora_alpha")
+    r.add_argument("--lora-targets", help="comma-separated modules (default: TrainConfig.lora_targets)")
+    r.add_argument("--max-txt-len", type=int, help="default: TrainConfig.max_txt_len (0: no textualized graph)")
     r.add_argument("--limit", type=int, default=None)
     r.add_argument("--eval-limit", type=int, default=None)
     args = ap.parse_args()
