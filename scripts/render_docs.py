@@ -227,6 +227,40 @@ MetaQA 1-hop, samples retrieved from Neo4j ({mq['sizes']['train']} / {mq['sizes'
 {source("train_explagraphs_label_mpnet_cpu", "train_explagraphs_label_cpu", "train_explagraphs_label_final_cpu", "train_explagraphs_cpu", "train_metaqa_1hop_cpu")}"""
 
 
+ABLATION_ROWS = {
+    "llm": "LLM zero-shot (textualized graph)",
+    "lora": "LLM + LoRA (textualized graph, no graph token)",
+    "frozen": "G-Retriever, LLM frozen (graph token trained)",
+    "g_retriever_lora": "G-Retriever + LoRA",
+    "g_retriever_lora_no_text": "G-Retriever + LoRA, no textualized graph",
+}
+
+
+def ablation() -> str:
+    parts = []
+    names = sorted(p.stem for p in BENCH.glob("ablation_*.json"))
+    for name in names:
+        r = load(name)
+        c = r["config"]
+        rows = []
+        for key, what in ABLATION_ROWS.items():
+            row = r["rows"].get(key)
+            if row is None:
+                continue
+            metric = next(k for k in row if k.startswith("test_") and k != "test_answered")
+            rows.append([what, num(row[metric]), num(row.get("outside")), num(row.get("train_samples_per_s"), 2),
+                         num(row["train_seconds"] / 60, 0) if "train_seconds" in row else "–", str(row.get("epochs_run", "–"))])
+        majority = f" Majority class: {num(r['majority_class']['test_accuracy'])}." if "majority_class" in r else ""
+        parts.append(f"""{r['dataset']}, {r['sizes']['train']} / {r['sizes']['val']} / {r['sizes']['test']} samples, decoding held to the
+{'labels' if r['dataset'] == 'explagraphs' else "subgraph's node texts"}; LoRA r {c['lora_r']} on {c['lora_targets']}, rates {c['lr']} (LoRA) and
+{c['graph_lr']} (GNN, projector), {c['epochs']} epochs at most, {c['minutes']:g} minutes per row.{majority}
+
+{table(["model", "test " + metric.removeprefix("test_"), "answers outside the subgraph", "train samples/s", "minutes", "epochs"], rows)}
+
+{source(name)}""")
+    return "Each row trained and scored on the same split by `scripts/bench_ablation.py`.\n\n" + "\n\n".join(parts)
+
+
 def embedding_backends() -> str:
     e = load("embed_backends")
     rows = [["torch", num(e["baseline"]["median_texts_per_s"], 0), "1.00×", "–", "–", "–"]]
@@ -317,6 +351,7 @@ SECTIONS: list[tuple[str, Callable[[], str]]] = [
     ("Path ranker training", path_ranker),
     ("LLM answers", llm_answers),
     ("Training", training),
+    *([("Ablation", ablation)] if any(BENCH.glob("ablation_*.json")) else []),
     ("Embedding backends", embedding_backends),
     ("Loading", loading),
     ("Scale", scale),
