@@ -59,9 +59,13 @@ def train(
     """Train the GNN + LLM model (G-Retriever), or a node head, and write a checkpoint directory."""
     from ..model.training import train as run
 
+    targets = tuple(t.strip() for t in lora_targets.split(",") if t.strip())
+    if lora and not targets:
+        raise typer.BadParameter("name at least one module", param_hint="--lora-targets")
+
     config = TrainConfig(dataset=dataset, out=out, retrieved=retrieved, tsv=tsv, llm=llm, epochs=epochs,
                          batch_size=batch_size, grad_accum=grad_accum, lr=lr, min_lr=min_lr, lora=lora, lora_r=lora_r, lora_alpha=lora_alpha,
-                         lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()), gnn=gnn,
+                         lora_targets=targets, gnn=gnn,
                          graph_tokens=graph_tokens, max_txt_len=max_txt_len, patience=patience, limit=limit,
                          max_minutes=max_minutes, resume=resume, objective=objective, node_weight=node_weight, head_lr=head_lr,
                          graph_lr=graph_lr, encoder_lr=encoder_lr, encoder=encoder, final=final)

@@ -17,6 +17,7 @@ from torch import Tensor, nn
 from torch_geometric.data import Batch
 
 from ..defaults import Decoding, Gnn
+from ..errors import GrNeo4jError
 from ..metrics import kind_of
 from ..samples import SubgraphSample
 from .answer_head import build_head, head_logits, node_loss, ranked_texts
@@ -61,7 +62,10 @@ class GRetrieverModel(nn.Module):
 
             lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
                               target_modules=list(config.lora_targets), bias="none", task_type="CAUSAL_LM")
-            llm = get_peft_model(llm, lora)
+            try:
+                llm = get_peft_model(llm, lora)
+            except ValueError as exc:  # a module name the LLM does not have: one line, not a traceback
+                raise GrNeo4jError(f"--lora-targets {','.join(config.lora_targets)}: {exc}") from None
         self.llm = llm
         embedding = llm.get_input_embeddings()
         self.hidden_size = embedding.embedding_dim
