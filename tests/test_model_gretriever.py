@@ -156,3 +156,29 @@ def test_zero_shot_ask_uses_the_models_prompt_and_cuts_long_graph_text():
     enc = model.prompts.encode(long.dataset, long.question, long.desc)
     assert len(enc.after) <= 512 + len(model.prompts.encode(long.dataset, long.question, "").after)
     assert isinstance(answer(model, [long])[0], str)
+
+
+def test_the_chat_prefix_drops_a_default_system_prompt():
+    from test_model_support import tiny_tokenizer
+
+    from gr_neo4j.llm import SMOLLM2_CHAT_TEMPLATE
+    from gr_neo4j.model.prompts import PromptBuilder
+
+    tok = tiny_tokenizer()
+    tok.chat_template = SMOLLM2_CHAT_TEMPLATE
+    prefix = tok.decode(PromptBuilder(tok).prefix)
+    assert "SmolLM" not in prefix and prefix.endswith("<|im_start|>user\n")
+
+
+def test_a_template_without_a_system_role_renders_the_user_turn_alone():
+    from test_model_support import tiny_tokenizer
+
+    from gr_neo4j.model.prompts import PromptBuilder
+
+    tok = tiny_tokenizer()
+    tok.chat_template = ("{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('no system role') }}{% endif %}"
+                         "{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}"
+                         "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+    builder = PromptBuilder(tok)
+    assert tok.decode(builder.prefix) == "<|im_start|>user\n"
+    assert tok.decode(builder.suffix) == "<|im_end|>\n<|im_start|>assistant\n"

@@ -14,7 +14,7 @@ from safetensors.torch import load_file, save_file
 from test_model_support import tiny_llm, tiny_samples
 
 from gr_neo4j.errors import GrNeo4jError
-from gr_neo4j.model import TrainConfig, evaluate, load_checkpoint, train
+from gr_neo4j.model import PROMPT_VERSION, TrainConfig, evaluate, load_checkpoint, train
 from gr_neo4j.model.checkpoint import ADAPTER, CONFIG, LEGACY_CONFIG, WEIGHTS
 from gr_neo4j.model.datasets import split_indices, split_samples
 from gr_neo4j.model.training import lr_schedule
@@ -87,7 +87,7 @@ def test_training_writes_a_checkpoint_with_only_the_trainable_weights(tmp_path, 
     assert all(math.isfinite(h["train_loss"]) and math.isfinite(h["val_loss"]) for h in result.history)
     assert result.history[1]["train_loss"] < result.history[0]["train_loss"]
     saved = json.loads((config.out / CONFIG).read_text())
-    assert saved["model"]["gnn"] == "gt" and saved["model"]["lora"] and saved["model"]["prompt_version"] == "v1"
+    assert saved["model"]["gnn"] == "gt" and saved["model"]["lora"] and saved["model"]["prompt_version"] == PROMPT_VERSION
     assert saved["sizes"] == {"train": 12, "val": 4, "test": 4}
     weights = load_file(str(config.out / WEIGHTS))
     assert weights and all(k.startswith(("encoder.", "projector.")) for k in weights)  # LoRA: in adapter/

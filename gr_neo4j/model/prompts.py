@@ -7,8 +7,11 @@ Layout of one sample (``[g]`` = the projected graph token(s), ``|`` = a piece bo
 
 With a chat template (SmolLM2-Instruct, Llama-2-chat, ...) the template is rendered around a
 sentinel user message and cut there, so the graph token opens the user turn, right before the
-textualised graph and the question (G-Retriever puts it right after ``<s>[INST]``). Without a chat
-template the prefix is just BOS and the suffix is empty. Only the label tokens are learnt.
+textualised graph and the question (G-Retriever puts it right after ``<s>[INST]``). A template that
+adds a default system prompt when none is given (SmolLM2's is 16 tokens, a tenth of an ExplaGraphs
+prompt) is rendered with an empty one instead: the shorter prefix wins, since every token is paid
+for in each training step on a CPU. Without a chat template the prefix is just BOS and the suffix
+is empty. Only the label tokens are learnt.
 
 With a node head (``--objective joint``), a line after the graph lists the node texts the head
 ranks best, most likely first (:func:`candidates_line`); a checkpoint says whether it has a head, so
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 from ..metrics import kind_of
 
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"  # v2: no default system prompt
 _SENTINEL = "\x00GRAPH_PROMPT\x00"
 
 
@@ -65,18 +68,32 @@ class PromptBuilder:
         self.max_new_tokens = max_new_tokens
         self.uses_chat_template = bool(getattr(tokenizer, "chat_template", None))
         if self.uses_chat_template:
-            text = tokenizer.apply_chat_template(
-                [{"role": "user", "content": _SENTINEL}], tokenize=False, add_generation_prompt=True
-            )
-            prefix, _, suffix = text.partition(_SENTINEL)
-            self.prefix = self._ids(prefix)
-            self.suffix = self._ids(suffix)
+            self.prefix, self.suffix = min(self._chat_pieces(), key=lambda pieces: len(pieces[0]))
         else:
             self.prefix = [tokenizer.bos_token_id] if tokenizer.bos_token_id is not None else []
             self.suffix = []
         if tokenizer.eos_token_id is None:
             raise ValueError("the tokenizer has no EOS token: answers would never end")
         self.eos = [tokenizer.eos_token_id]
+
+    def _chat_pieces(self) -> list[tuple[list[int], list[int]]]:
+        """(prefix, suffix) ids of the template around a user turn, without and with an empty system turn."""
+        from jinja2 import TemplateError  # what a template's raise_exception() raises
+
+        pieces = []
+        for system in ([], [{"role": "system", "content": ""}]):
+            try:
+                text = self.tokenizer.apply_chat_template(
+                    system + [{"role": "user", "content": _SENTINEL}], tokenize=False, add_generation_prompt=True
+                )
+            except TemplateError:  # a template without a system role
+                pass
+            else:
+                prefix, _, suffix = text.partition(_SENTINEL)
+                pieces.append((self._ids(prefix), self._ids(suffix)))
+        if not pieces:
+            raise ValueError("the tokenizer's chat template cannot render a user message")
+        return pieces
 
     def _ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
