@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -32,6 +32,7 @@ from ..defaults import Decoding, Objective
 from ..errors import GrNeo4jError
 from ..progress import Progress
 from ..samples import SubgraphSample
+from .batching import sorted_batches
 from .config import ModelConfig
 from .gretriever import GRetrieverModel
 from .prompts import PROMPT_VERSION
@@ -193,10 +194,17 @@ def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None, progres
 
 
 def answer(model: GRetrieverModel, samples: Sequence[SubgraphSample], batch_size: int = 8,
-           max_new_tokens: int | None = None, decoding: Decoding | str = Decoding.FREE) -> list[str]:
-    """Greedy answers of the model, one per sample, in order (``decoding``: see :class:`Decoding`)."""
+           max_new_tokens: int | None = None, decoding: Decoding | str = Decoding.FREE,
+           advance: Callable[[int], None] | None = None) -> list[str]:
+    """Greedy answers of the model, one per sample, in order (``decoding``: see :class:`Decoding`).
+
+    Batches are made of samples of similar length (:func:`.batching.sorted_batches`) to pad less;
+    ``advance(n)`` is called after each batch of ``n`` samples (a progress callback)."""
     model.eval()
-    out: list[str] = []
-    for i in range(0, len(samples), batch_size):
-        out.extend(model.generate(samples[i:i + batch_size], max_new_tokens, decoding))
+    out: list[str] = [""] * len(samples)
+    for indices in sorted_batches(samples, batch_size):
+        for i, text in zip(indices, model.generate([samples[i] for i in indices], max_new_tokens, decoding)):
+            out[i] = text
+        if advance is not None:
+            advance(len(indices))
     return out

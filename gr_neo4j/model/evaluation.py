@@ -133,10 +133,7 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | 
     else:
         model = load_checkpoint(checkpoint_dir, llm=llm, settings=settings, progress=progress)
         with (progress or NO_PROGRESS).phase("answering", total=len(samples), unit="samples") as advance:
-            for i in range(0, len(samples), batch_size):
-                batch = samples[i:i + batch_size]
-                predictions.extend(answer(model, batch, batch_size, decoding=decoding))
-                advance(len(batch))
+            predictions = answer(model, samples, batch_size, decoding=decoding, advance=advance)
         if model.head is not None:
             scorer = NodeModel(mcfg)
             scorer.head = model.head

@@ -30,7 +30,7 @@ from ..metrics import kind_of
 from ..progress import NO_PROGRESS, Progress
 from ..samples import SubgraphSample
 from .answer_head import NodeModel, fill_question_vectors, positive_weight
-from .batching import bucketed_batches, text_length
+from .batching import bucketed_batches, sorted_batches, text_length
 from .checkpoint import CONFIG, FORMAT, RESUME, load_llm_named, read_config, save_weights, write_json
 from .config import ModelConfig, TrainConfig
 from .datasets import load_splits
@@ -115,9 +115,8 @@ def build_model(config: TrainConfig, train_set: Sequence[SubgraphSample], settin
 def mean_loss(model: GRetrieverModel, samples: Sequence[SubgraphSample], batch_size: int) -> float:
     model.eval()
     total = 0.0
-    for i in range(0, len(samples), batch_size):
-        batch = samples[i:i + batch_size]
-        total += model(batch).item() * len(batch)
+    for indices in sorted_batches(samples, batch_size):
+        total += model([samples[i] for i in indices]).item() * len(indices)
     return total / max(len(samples), 1)
 
 
