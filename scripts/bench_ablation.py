@@ -11,9 +11,14 @@ knowledge graphs, as `ask` does):
 - ``g_retriever_lora``: G-Retriever with LoRA (GNN, projector and adapters trained);
 - ``g_retriever_lora_no_text``: the same without the textualized graph (``--max-txt-len 0``).
 
-Every trained row gets the same wall-clock budget and rates; the JSON gives, per row, the test
+Rows run one after another and each is written to ``--out`` as soon as it is scored, with its own
+provenance; a later run with the same ``--out`` and setup adds or replaces rows, so the table can
+be made one row at a time. Every trained row gets the same wall-clock budget and rates; the JSON gives, per row, the test
 metric, the share of answers naming nothing in the subgraph, training samples/s, epochs and the
-validation curve, beside the majority rate (ExplaGraphs); a plot shows the validation curves.
+validation curve, beside a baseline that reads nothing: the majority rate on ExplaGraphs, and on
+knowledge graphs the expected Hit@1 of a node drawn at random from the subgraph's nodes that the
+question does not name (what decoding held to the subgraph gets for free). A plot shows the
+validation curves.
 
     python scripts/bench_ablation.py --dataset explagraphs --minutes 60 --out docs/bench/ablation_explagraphs.json \\
         --plot docs/img/ablation_explagraphs.png
@@ -24,6 +29,7 @@ validation curve, beside the majority rate (ExplaGraphs); a plot shows the valid
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -34,6 +40,7 @@ from benchlib.report import emit
 
 from gr_neo4j.defaults import Decoding, Gnn
 from gr_neo4j.model.config import TrainConfig  # light (no torch): the defaults of the options below
+from gr_neo4j.provenance import provenance
 
 REPO = Path(__file__).resolve().parents[1]
 T = TrainConfig
@@ -99,9 +106,12 @@ def main() -> None:
                    "max_txt_len": args.max_txt_len},
         "rows": {},
     }
+    report["rows"] = earlier_rows(args.out, report)
     if args.dataset == "explagraphs":
         label, count = Counter(x.label for x in test).most_common(1)[0]
         report["majority_class"] = {"label": label, "test_accuracy": round(count / len(test), 4)}
+    else:
+        report["random_node"] = {"test_hit@1": round(random_node_hit(test), 4)}
     for row in rows:
         gnn, lora, text = ROWS[row]
         llm = load_llm_named("", settings)  # a fresh copy: LoRA wraps the one it is given
@@ -112,6 +122,7 @@ def main() -> None:
             s = score(args.dataset, preds, [x.label for x in test], [x.node_texts for x in test])
             report["rows"][row] = {f"test_{s.metric}": round(s.value, 4), "test_answered": s.total, "outside": s.hallucination_rate,
                                    "answer_samples_per_s": round(len(test) / (time.perf_counter() - began), 3)}
+            save_row(report, row, args.out)
             continue
         out = workdir / row
         config = TrainConfig(
@@ -129,9 +140,49 @@ def main() -> None:
             "val_loss": [round(h["val_loss"], 4) for h in result.history if "val_loss" in h],
             "answer_samples_per_s": round(r.samples_per_s, 3),
         }
+        save_row(report, row, args.out)
     if args.plot:
         plot(report, args.plot)
     emit(report, args.out)
+
+
+SETUP = ("dataset", "source", "sizes", "config")
+
+
+def earlier_rows(out: Path | None, report: dict) -> dict:
+    """The rows an earlier run wrote to ``out`` with the same setup (none without ``out``)."""
+    if out is None or not out.is_file():
+        return {}
+    try:
+        earlier = json.loads(out.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        sys.exit(f"error: {out}: line {e.lineno}: not JSON ({e.msg}); pass another --out")
+    changed = [k for k in SETUP if earlier.get(k) != report[k]]
+    if changed:
+        sys.exit(f"error: {out} holds rows of another setup ({', '.join(changed)} differ); pass another --out")
+    return earlier.get("rows", {})
+
+
+def save_row(report: dict, row: str, out: Path | None) -> None:
+    """Stamp ``row`` with this run's provenance and write the whole report to ``out`` at once."""
+    report["rows"][row]["provenance"] = provenance()
+    if out is not None:
+        from gr_neo4j.atomic import atomic_write_text
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out, json.dumps({**report, "provenance": provenance()}, indent=2, ensure_ascii=False) + "\n")
+
+
+def random_node_hit(samples) -> float:
+    """Expected Hit@1 of one node drawn uniformly from each subgraph's nodes the question does not
+    name (0 for a subgraph without such nodes): the floor of decoding held to the subgraph."""
+    total = 0.0
+    for x in samples:
+        gold = {a.strip().lower() for a in x.label.split("|")}
+        question = x.question.lower()
+        unnamed = [t.lower() for t in x.node_texts if t.lower() not in question]
+        total += sum(t in gold for t in unnamed) / len(unnamed) if unnamed else 0.0
+    return total / len(samples)
 
 
 def plot(report: dict, path: Path) -> None:
