@@ -33,7 +33,7 @@ from urllib.parse import quote
 from .connection import Connection, connect
 from .cypher_store import statement
 from .defaults import AnswerBy, Decoding, Objective
-from .errors import GrNeo4jError
+from .errors import NotFound, UsageError
 from .metrics import SEPARATOR
 from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
@@ -219,7 +219,7 @@ def ask(
             answer, by = None, f"nobody: not in the graph ({result.not_in_graph})"
         elif answer_it and by_graph:
             if not result.graph_answers:
-                raise GrNeo4jError(f"the {result.mode} selection gives no answers of its own: use --answer-by llm (or the paths mode)")
+                raise UsageError(f"the {result.mode} selection gives no answers of its own: use --answer-by llm (or the paths mode)")
             answer = SEPARATOR.join(result.nodes[i].text for i in result.graph_answers)
             by = "the graph (where the named entities meet)" if len(result.linked) > 1 else "the graph (the ends of the best relation path)"
         elif answer_it:
@@ -260,7 +260,7 @@ class ShownRetrieval:
 def show_query(rid: str) -> str:
     """The Cypher that shows exactly the subgraph of a recorded ask (the id written in, for Browser)."""
     if not ID_PATTERN.match(rid):
-        raise GrNeo4jError(f"'{rid}' is not a retrieval id (12 hexadecimal digits, as `ask` prints)")
+        raise UsageError(f"'{rid}' is not a retrieval id (12 hexadecimal digits, as `ask` prints)")
     lines = statement("retrieval_show").splitlines()
     body = [line for line in lines if not line.lstrip().startswith("//")]
     return "\n".join(body).replace("$id", f"'{rid}'")
@@ -284,7 +284,7 @@ def show(settings: Settings, rid: str, conn: Connection | None = None) -> ShownR
     else:
         rows = conn.read("retrieval_get", id=rid)
     if not rows:
-        raise GrNeo4jError(f"no recorded retrieval '{rid}' (asks made with --no-record are not kept)")
+        raise NotFound(f"no recorded retrieval '{rid}' (asks made with --no-record are not kept)")
     r = rows[0]
     return ShownRetrieval(
         id=r["id"],

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from .defaults import DEFAULT_EMBEDDER_BACKEND, EmbedderBackend
-from .errors import GrNeo4jError
+from .errors import MissingInput, UsageError
 from .progress import Progress
 from .settings import Settings
 
@@ -60,7 +60,7 @@ class TorchEncoder:
         try:
             self.model = SentenceTransformer(source.location, device=device)
         except OSError as exc:
-            raise GrNeo4jError(f"cannot load the embedding model {source.name} from {source.location}: {exc}") from None
+            raise MissingInput(f"cannot load the embedding model {source.name} from {source.location}: {exc}") from None
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(get_dim())
         backbone = getattr(self.model[0], "auto_model", None) if len(self.model) else None
@@ -89,7 +89,7 @@ def embedder_backend(settings: Settings) -> EmbedderBackend:
         return EmbedderBackend(value)
     except ValueError:
         choices = ", ".join(b.value for b in EmbedderBackend)
-        raise GrNeo4jError(f"GR_NEO4J_EMBEDDER_BACKEND (or embedder_backend) must be one of {choices}, got {value!r}") from None
+        raise UsageError(f"GR_NEO4J_EMBEDDER_BACKEND (or embedder_backend) must be one of {choices}, got {value!r}") from None
 
 
 class Embedder:
@@ -109,9 +109,9 @@ class Embedder:
         self.backend = EmbedderBackend(backend)
         if self.backend is not EmbedderBackend.TORCH:
             if device not in (None, "cpu"):
-                raise GrNeo4jError(f"the {self.backend} embedder backend runs on the CPU, not {device}; use GR_NEO4J_EMBEDDER_BACKEND=torch")
+                raise UsageError(f"the {self.backend} embedder backend runs on the CPU, not {device}; use GR_NEO4J_EMBEDDER_BACKEND=torch")
             if cache_dir is None:
-                raise GrNeo4jError(f"the {self.backend} embedder backend needs a cache directory for its export")
+                raise UsageError(f"the {self.backend} embedder backend needs a cache directory for its export")
             from .embedder_export import ensure_exported
             from .embedder_onnx import OnnxEncoder
             from .embedder_quantize import ensure_quantized

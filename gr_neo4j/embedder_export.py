@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import build_directory
-from .errors import GrNeo4jError
+from .errors import MissingInput, UsageError
 from .progress import NO_PROGRESS, Progress
 
 # Bump when the exported graph or the files change, so old caches are redone rather than misread.
@@ -106,7 +106,7 @@ def _export_into(name: str, location: str, out: Path, progress: Progress) -> Non
         try:
             model = SentenceTransformer(location, device="cpu")
         except OSError as exc:
-            raise GrNeo4jError(f"cannot load the embedding model {name} from {location}: {exc}") from None
+            raise MissingInput(f"cannot load the embedding model {name} from {location}: {exc}") from None
         model.eval()
         backbone = getattr(model[0], "auto_model", None)
         if backbone is not None and hasattr(backbone, "set_attn_implementation"):
@@ -131,7 +131,7 @@ def _export_into(name: str, location: str, out: Path, progress: Progress) -> Non
         advance(1)
         tokenizer.save_pretrained(str(out))
         if not (out / "tokenizer.json").is_file():
-            raise GrNeo4jError(f"cannot export {name} to ONNX: its tokenizer has no fast (tokenizer.json) form; use GR_NEO4J_EMBEDDER_BACKEND=torch")
+            raise UsageError(f"cannot export {name} to ONNX: its tokenizer has no fast (tokenizer.json) form; use GR_NEO4J_EMBEDDER_BACKEND=torch")
         dimension = int((getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)())
         meta = {
             "fingerprint": fingerprint(location),
@@ -185,7 +185,7 @@ def _check(name: str, out: Path, meta: dict, reference: np.ndarray) -> None:
     cosine = (vectors * reference).sum(axis=1)
     if vectors.shape != reference.shape or float(cosine.min()) < MIN_COSINE:
         worst = int(np.argmin(cosine))
-        raise GrNeo4jError(
+        raise UsageError(
             f"the ONNX export of {name} does not match the torch model (cosine {cosine[worst]:.5f} on probe {worst}); "
             "use GR_NEO4J_EMBEDDER_BACKEND=torch"
         )

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .embedder_export import MARKER, PROBES, built, cache_dir_for, complete, ensure_exported
-from .errors import GrNeo4jError
+from .errors import UsageError
 from .progress import NO_PROGRESS, Progress
 
 # What was done to the weights; a change here redoes old caches rather than misreading them.
@@ -94,7 +94,7 @@ def check(name: str, vectors: np.ndarray, reference: np.ndarray) -> None:
     """Refuse int8 probe vectors [P, D] too far from the float32 ones [P, D]."""
     cosine = (vectors * reference).sum(axis=1)
     if vectors.shape != reference.shape or cosine.min() < MIN_PROBE_COSINE or cosine.mean() < MIN_MEAN_PROBE_COSINE:
-        raise GrNeo4jError(
+        raise UsageError(
             f"the int8 quantisation of {name} strays too far from its float32 export (probe cosine min "
             f"{cosine.min():.4f}, mean {cosine.mean():.4f}); use GR_NEO4J_EMBEDDER_BACKEND=onnx"
         )

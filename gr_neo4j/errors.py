@@ -1,8 +1,13 @@
-"""Errors that the CLI turns into one clear line instead of a stack trace."""
+"""Every error of the library, each named for what the user can do about it.
+
+The CLI prints any of them as one line (exit 1) and the HTTP API as ``{"error": ...}`` (503 for
+:class:`TryAgain` and :class:`ConnectionFailed`, else 400), never as a stack trace.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 QUOTE_LIMIT = 80
@@ -20,6 +25,59 @@ class GrNeo4jError(Exception):
         if self.log_path:
             return f"{self.message} (log: {self.log_path})"
         return self.message
+
+
+class UsageError(GrNeo4jError):
+    """An option, argument or request value is wrong: fix it (the message names it and what fits)."""
+
+
+class MissingInput(GrNeo4jError):
+    """A file, directory or model is not where it was said to be, or does not fit the command:
+    point at the right one."""
+
+
+class BadInput(GrNeo4jError):
+    """A file's content is malformed: fix it where the message says (file, line). A load that found
+    bad records keeps them in ``bad``; nothing of it was written."""
+
+    def __init__(self, message: str, bad: Sequence = ()):
+        super().__init__(message)
+        self.bad = list(bad)
+
+
+class NotFound(GrNeo4jError):
+    """No dataset, graph, entity, split or recorded retrieval of that name is in the database:
+    check the name (the message lists what there is), or load it."""
+
+
+class NotReady(GrNeo4jError):
+    """Something the command builds on was never made: run the command the message names first
+    (`db install`, `train-paths`, a training that finishes an epoch...)."""
+
+
+class CheckpointMismatch(GrNeo4jError):
+    """A checkpoint or output directory belongs to another model, objective or prompt version:
+    choose the right one, or train again."""
+
+
+class TryAgain(GrNeo4jError):
+    """Busy or interrupted by someone else: run the same command again, later."""
+
+
+class Busy(TryAgain):
+    """Every retriever of the HTTP server stayed busy for the whole queue timeout."""
+
+
+class DatasetBusy(TryAgain):
+    """Another process is loading (or dropping) the dataset right now."""
+
+
+class LoadInterrupted(TryAgain):
+    """The dataset was dropped or taken over while this load ran; nothing was marked complete."""
+
+
+class WriteMismatch(TryAgain):
+    """A batch wrote fewer rows than it carried (its transaction was rolled back)."""
 
 
 class ServerError(GrNeo4jError):

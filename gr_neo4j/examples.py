@@ -16,7 +16,7 @@ from enum import Enum
 from pathlib import Path
 
 from .connection import connect
-from .errors import GrNeo4jError
+from .errors import MissingInput, NotReady, UsageError
 from .settings import Settings
 
 
@@ -40,7 +40,7 @@ def browser_jar(settings: Settings) -> Path:
     """The `neo4j-browser` jar of the installed Neo4j under ``settings.dist_dir``."""
     jars = sorted(settings.dist_dir.glob("neo4j-community-*/lib/neo4j-browser-*.jar"))
     if not jars:
-        raise GrNeo4jError(f"no neo4j-browser jar under {settings.dist_dir}: run `gr-neo4j db install` first")
+        raise NotReady(f"no neo4j-browser jar under {settings.dist_dir}: run `gr-neo4j db install` first")
     return jars[-1]
 
 
@@ -56,7 +56,7 @@ def movies_script(jar: Path) -> str:
                 j = text.find(_END, i)
                 # The guide holds it as a JavaScript string literal: undo its escapes ("\n", "\'").
                 return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text[i:j])
-    raise GrNeo4jError(f"{jar}: no Movies guide found in it")
+    raise MissingInput(f"{jar}: no Movies guide found in it")
 
 
 def create_example(settings: Settings, example: Example | str = Example.MOVIES) -> Created:
@@ -67,7 +67,7 @@ def create_example(settings: Settings, example: Example | str = Example.MOVIES) 
     script = movies_script(jar)
     with connect(settings) as conn:
         if conn.read("example_movies_present")[0]["present"]:
-            raise GrNeo4jError("the database already holds Movie or Person nodes: the Movies graph is not created twice "
+            raise UsageError("the database already holds Movie or Person nodes: the Movies graph is not created twice "
                                "(remove them first to start again)")
         summary = conn.driver.execute_query(script, database_=conn.target.database).summary
     c = summary.counters

@@ -27,7 +27,7 @@ import torch
 
 from .atomic import build_directory
 from .embedder import ModelSource
-from .errors import GrNeo4jError
+from .errors import BadInput, MissingInput, UsageError
 from .progress import NO_PROGRESS, Advance, Progress
 from .settings import Settings
 
@@ -90,7 +90,7 @@ def llm_source(settings: Settings) -> ModelSource:
         if path.is_dir():
             return ModelSource(requested, str(path.resolve()), "local path")
         if path.exists() or _looks_like_path(requested):
-            raise GrNeo4jError(
+            raise UsageError(
                 f"LLM {requested!r} (GR_NEO4J_LLM or 'llm' in {settings.config_file}): "
                 "not a model directory, a .gguf file or a Hugging Face id"
             )
@@ -147,7 +147,7 @@ def ensure_converted(settings: Settings, progress: Progress | None = None) -> Pa
     GR_NEO4J_LLM names a .gguf file), converting it first if the cache lacks it."""
     source = llm_source(settings)
     if not is_gguf(source):
-        raise GrNeo4jError(f"the LLM {source.name} is not a GGUF file ({source.origin}); nothing to convert")
+        raise UsageError(f"the LLM {source.name} is not a GGUF file ({source.origin}); nothing to convert")
     fallback = SMOLLM2_CHAT_TEMPLATE if source.name == DEFAULT_LLM else None
     return convert_gguf(Path(source.location), settings.cache_dir / "llm", chat_template=fallback, progress=progress)
 
@@ -183,7 +183,7 @@ def _convert_into(gguf: Path, out: Path, chat_template: str | None, progress: Pr
                     gguf.parent, gguf_file=gguf.name, **_dtype_kwarg(torch.float32), **_dequantize_kwargs()
                 )
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            raise GrNeo4jError(f"cannot convert {gguf}: {exc}") from None
+            raise BadInput(f"cannot convert {gguf}: {exc}") from None
         with progress.phase("saving", total=None, unit="files"):
             # A GGUF load may leave a (non-serialisable) quantizer attached although every weight is
             # now a plain dense tensor; drop it so save_pretrained writes an ordinary checkpoint.
@@ -327,8 +327,8 @@ def load_llm_from(
         except (OSError, ValueError) as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if local.exists():
-                raise GrNeo4jError(f"cannot load the LLM from {location}: {reason}") from None
-            raise GrNeo4jError(
+                raise MissingInput(f"cannot load the LLM from {location}: {reason}") from None
+            raise MissingInput(
                 f"cannot load the LLM {label!r} from the Hugging Face hub: {reason} "
                 "(offline? download it once while online, or set GR_NEO4J_LLM to a local model directory)"
             ) from None
@@ -365,7 +365,7 @@ def count_parameters(location: str | Path) -> tuple[str, int, int]:
     try:
         config = AutoConfig.from_pretrained(str(location))
     except (OSError, ValueError) as exc:
-        raise GrNeo4jError(f"cannot read the LLM configuration of {location}: {str(exc).splitlines()[0]}") from None
+        raise MissingInput(f"cannot read the LLM configuration of {location}: {str(exc).splitlines()[0]}") from None
     with torch.device("meta"):
         model = AutoModelForCausalLM.from_config(config)
     hidden = getattr(config, "hidden_size", None) or getattr(config.get_text_config(), "hidden_size", 0)

@@ -30,17 +30,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .ingest.facts import Answers
+from .ingest.source import facts_of
+
 NOT_IN_GRAPH = "not in the graph"  # the answer that names nothing (constrained decoding offers it)
 SEPARATOR = "|"  # between the items of an answer (constrained decoding and the graph's answers write it)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 _ITEM_SPLIT = re.compile(r"[|;\n]")
 _STANCE = re.compile(r"support|counter")
-
-# Datasets whose answers are entities of the graph (Hit@1 + hallucination), stances, or free answers.
-KGQA_DATASETS = ("webqsp", "metaqa", "metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "triples")
-STANCE_DATASETS = ("explagraphs",)
-SCENE_GRAPH_DATASETS = ("gqa", "scene_graphs", "scenegraphs")
 
 
 def normalize(text: str) -> str:
@@ -134,25 +132,20 @@ def hop_group(sample_id: str) -> str:
 
 def metric_name(dataset: str) -> str:
     """The headline metric of a dataset: 'hit@1', 'accuracy' (stance) or 'accuracy' (scene graph)."""
-    return "hit@1" if kind_of(dataset) == "kgqa" else "accuracy"
+    return "hit@1" if kind_of(dataset) == Answers.ENTITIES else "accuracy"
 
 
-def kind_of(dataset: str) -> str:
-    """'stance', 'scene_graph' or 'kgqa' (the default: any other dataset answers with entities)."""
-    name = dataset.lower()
-    if name in STANCE_DATASETS:
-        return "stance"
-    if name in SCENE_GRAPH_DATASETS:
-        return "scene_graph"
-    return "kgqa"
+def kind_of(dataset: str) -> Answers:
+    """What the dataset's answers are (its loader's facts; entities for a graph the user named)."""
+    return facts_of(dataset).answers
 
 
 def is_correct(dataset: str, prediction: str, gold: str) -> bool:
     """The paper's per-sample correctness for the dataset's kind."""
     kind = kind_of(dataset)
-    if kind == "stance":
+    if kind == Answers.STANCE:
         return explagraphs_correct(prediction, gold)
-    if kind == "scene_graph":
+    if kind == Answers.SCENE_GRAPH:
         return scene_graph_correct(prediction, gold)
     return hit_at_1(prediction, gold)
 
@@ -184,9 +177,9 @@ def score(dataset: str, predictions: Sequence[str], golds: Sequence[str], node_t
         raise ValueError("predictions, golds and node_texts must have the same length")
     correct = sum(is_correct(dataset, p, g) for p, g in zip(predictions, golds))
     total = len(predictions)
-    if kind_of(dataset) != "kgqa" or not total:
-        return Scores(metric_name(dataset), correct / total if total else 0.0, correct, total, None if kind_of(dataset) != "kgqa" else 0.0,
-                      None if kind_of(dataset) != "kgqa" else 0)
+    if kind_of(dataset) != Answers.ENTITIES or not total:
+        return Scores(metric_name(dataset), correct / total if total else 0.0, correct, total, None if kind_of(dataset) != Answers.ENTITIES else 0.0,
+                      None if kind_of(dataset) != Answers.ENTITIES else 0)
     halluc = sum(hallucinated(p, n) for p, n in zip(predictions, node_texts))
     sets = np.array([answer_set_scores(p, g) for p, g in zip(predictions, golds)])
     outside = sum(names_outside(p, n) for p, n in zip(predictions, node_texts))

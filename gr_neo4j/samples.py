@@ -24,12 +24,7 @@ import torch
 from torch_geometric.data import Data
 
 from .atomic import atomic_path
-from .errors import GrNeo4jError
-from .ingest.records import BadRecord
-
-# the loader's parser: Neo4j and training read ExplaGraphs alike (stance case, graph text, row ids)
-from .loaders.explagraphs import ExplaGraphsRow, data_rows, parse_row
-from .loaders.explagraphs import question_text as explagraphs_question
+from .errors import BadInput, MissingInput
 
 FORMAT = "gr-neo4j-samples/1"
 
@@ -83,64 +78,11 @@ def load_samples(path: str | Path) -> list[SubgraphSample]:
     """Read samples written by :func:`save_samples` (``weights_only`` loading: no code runs)."""
     path = Path(path)
     if not path.is_file():
-        raise GrNeo4jError(f"{path}: no such samples file")
+        raise MissingInput(f"{path}: no such samples file")
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch raises many types for corrupt or foreign files
-        raise GrNeo4jError(f"{path}: not a samples file written by gr-neo4j ({exc.__class__.__name__}: {exc})") from None
+        raise BadInput(f"{path}: not a samples file written by gr-neo4j ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise GrNeo4jError(f"{path}: not a samples file of format {FORMAT}")
+        raise BadInput(f"{path}: not a samples file of format {FORMAT}")
     return [_from_dict(d) for d in blob["samples"]]
-
-
-# --- ExplaGraphs: whole graphs, no retrieval -------------------------------------------------------
-
-
-def read_explagraphs(path: str | Path) -> list[ExplaGraphsRow]:
-    """Rows of an ExplaGraphs TSV (`belief, argument, stance, graph`, with or without the header
-    row `arg1 arg2 label graph` of the G-Retriever copy), read by the loader's parser; the first
-    bad row is an error naming its file and line. Row i is the sample whose `graph` id in Neo4j is i."""
-    path = Path(path)
-    if not path.is_file():
-        raise GrNeo4jError(f"{path}: no such file")
-    rows: list[ExplaGraphsRow] = []
-    for where, line in data_rows([path]):
-        if isinstance(line, BadRecord):
-            raise GrNeo4jError(str(line))
-        try:
-            rows.append(parse_row(line))
-        except ValueError as exc:
-            raise GrNeo4jError(f"{where}: {exc}") from None
-    if not rows:
-        raise GrNeo4jError(f"{path}: no rows")
-    return rows
-
-
-def explagraphs_samples(path: str | Path, embedder, batch_size: int = 256) -> list[SubgraphSample]:
-    """Every row of an ExplaGraphs TSV as a whole-graph sample; node and relation texts embedded by
-    ``embedder`` (a :class:`gr_neo4j.embedder.Embedder`) in a few large batches. Sample ids are the
-    0-based data rows, the ``graph`` key of the ExplaGraphs data in Neo4j."""
-    from .textualize import textualize, to_data
-
-    rows = read_explagraphs(path)
-    node_texts = sorted({t for r in rows for t in r.nodes})
-    rel_texts = sorted({rel for r in rows for _, rel, _ in r.edges})
-    node_vec = dict(zip(node_texts, torch.from_numpy(embedder.encode(node_texts, batch_size=batch_size))))
-    rel_vec = dict(zip(rel_texts, torch.from_numpy(embedder.encode(rel_texts, batch_size=batch_size))))
-    samples = []
-    for row, r in enumerate(rows):
-        x = torch.stack([node_vec[t] for t in r.nodes])
-        edge_index = torch.tensor([[s for s, _, _ in r.edges], [d for _, _, d in r.edges]], dtype=torch.long)
-        edge_attr = torch.stack([rel_vec[rel] for _, rel, _ in r.edges])
-        samples.append(
-            SubgraphSample(
-                id=str(row),
-                question=explagraphs_question(r.arg1, r.arg2),
-                label=r.label,
-                desc=textualize(r.nodes, r.edges),
-                data=to_data(x, edge_index, edge_attr),
-                dataset="explagraphs",
-                node_texts=list(r.nodes),
-            )
-        )
-    return samples

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
-from .errors import GrNeo4jError
+from .errors import BadInput, UsageError
 
 # Newest 5.26 LTS patch that Maven Central serves; a Maven version range.
 NEO4J_VERSION_RANGE = "[5.26.0,5.27.0)"
@@ -101,11 +101,11 @@ def load_settings(**overrides) -> Settings:
         try:
             data = tomllib.loads(config_file.read_text())
         except tomllib.TOMLDecodeError as exc:
-            raise GrNeo4jError(f"{config_file}: invalid TOML: {exc}") from None
+            raise BadInput(f"{config_file}: invalid TOML: {exc}") from None
         known = {f.name for f in fields(Settings)}
         for key, value in data.items():
             if key not in known:
-                raise GrNeo4jError(f"{config_file}: unknown setting '{key}' (known: {', '.join(sorted(known))})")
+                raise BadInput(f"{config_file}: unknown setting '{key}' (known: {', '.join(sorted(known))})")
             values[key] = value
     for key, var in _ENV.items():
         if os.environ.get(var):
@@ -118,5 +118,5 @@ def load_settings(**overrides) -> Settings:
             try:
                 values[key] = int(values[key])
             except ValueError:
-                raise GrNeo4jError(f"{_ENV[key]} must be a port number, got {values[key]!r}") from None
+                raise UsageError(f"{_ENV[key]} must be a port number, got {values[key]!r}") from None
     return Settings(**values)

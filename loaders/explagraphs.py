@@ -19,16 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gr_neo4j.ingest.records import (
-    PER_SAMPLE,
-    BadRecord,
-    Edge,
-    Fragment,
-    GraphRecord,
-    MissingInput,
-    Node,
-    QuestionRecord,
-)
+from gr_neo4j.errors import MissingInput
+from gr_neo4j.ingest.facts import Answers, DatasetFacts
+from gr_neo4j.ingest.records import PER_SAMPLE, BadRecord, Edge, Fragment, GraphRecord, Node, QuestionRecord
 from gr_neo4j.ingest.source import LoaderSpec, data_lines, shared_path
 from gr_neo4j.ingest.split import paper_split, split_of_rows
 
@@ -158,6 +151,53 @@ def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -
         yield line if isinstance(line, BadRecord) else row_fragment(where, row, line, split_names[row])
 
 
+def read_rows(path: str | Path) -> list[ExplaGraphsRow]:
+    """Rows of an ExplaGraphs TSV (`belief, argument, stance, graph`, with or without the header
+    row `arg1 arg2 label graph` of the G-Retriever copy), by the parser the loader uses, so Neo4j
+    and training read ExplaGraphs alike; the first bad row is an error naming its file and line.
+    Row i is the sample whose `graph` id in Neo4j is i."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingInput(f"{path}: no such file")
+    rows: list[ExplaGraphsRow] = []
+    for where, line in data_rows([path]):
+        if isinstance(line, BadRecord):
+            raise MissingInput(str(line))
+        try:
+            rows.append(parse_row(line))
+        except ValueError as exc:
+            raise MissingInput(f"{where}: {exc}") from None
+    if not rows:
+        raise MissingInput(f"{path}: no rows")
+    return rows
+
+
+def whole_graph_samples(path: str | Path, embedder, batch_size: int = 256) -> list:
+    """Every row of an ExplaGraphs TSV as a whole-graph :class:`~gr_neo4j.samples.SubgraphSample`
+    (no Neo4j, as the paper trains); node and relation texts embedded by ``embedder`` (a
+    :class:`gr_neo4j.embedder.Embedder`) in a few large batches. Sample ids are the 0-based data
+    rows, the ``graph`` key of the ExplaGraphs data in Neo4j."""
+    import torch  # the model stack, only when training asks for samples
+
+    from gr_neo4j.samples import SubgraphSample
+    from gr_neo4j.textualize import textualize, to_data
+
+    rows = read_rows(path)
+    node_texts = sorted({t for r in rows for t in r.nodes})
+    rel_texts = sorted({rel for r in rows for _, rel, _ in r.edges})
+    node_vec = dict(zip(node_texts, torch.from_numpy(embedder.encode(node_texts, batch_size=batch_size))))
+    rel_vec = dict(zip(rel_texts, torch.from_numpy(embedder.encode(rel_texts, batch_size=batch_size))))
+    samples = []
+    for row, r in enumerate(rows):
+        x = torch.stack([node_vec[t] for t in r.nodes])
+        edge_index = torch.tensor([[s for s, _, _ in r.edges], [d for _, _, d in r.edges]], dtype=torch.long)
+        edge_attr = torch.stack([rel_vec[rel] for _, rel, _ in r.edges])
+        samples.append(SubgraphSample(id=str(row), question=question_text(r.arg1, r.arg2), label=r.label,
+                                      desc=textualize(r.nodes, r.edges), data=to_data(x, edge_index, edge_attr),
+                                      dataset=NAME, node_texts=list(r.nodes)))
+    return samples
+
+
 LOADER = LoaderSpec(
     name=NAME,
     kind=PER_SAMPLE,
@@ -165,4 +205,5 @@ LOADER = LoaderSpec(
     read=read,
     default_path=lambda: shared_path("explagraphs", "train.tsv"),
     path_help="an ExplaGraphs TSV (belief, argument, stance, graph; or G-Retriever's arg1 arg2 label graph) or a directory with train_dev.tsv or train.tsv/dev.tsv",
+    facts=DatasetFacts(Answers.STANCE, labels=("counter", "support"), whole_graphs=True, samples_from_file=whole_graph_samples),
 )

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gr_neo4j.connection import connect
-from gr_neo4j.ingest.records import KNOWLEDGE_GRAPH, BadRecord, Edge, Fragment, MissingInput, Node
+from gr_neo4j.errors import MissingInput
+from gr_neo4j.ingest.records import KNOWLEDGE_GRAPH, BadRecord, Edge, Fragment, Node
 from gr_neo4j.ingest.source import DatabaseSource, LoaderSpec
 from gr_neo4j.schema import OWN_LABELS, OWN_TYPES
 

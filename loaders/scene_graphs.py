@@ -20,16 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gr_neo4j.ingest.records import (
-    PER_SAMPLE,
-    BadRecord,
-    Edge,
-    Fragment,
-    GraphRecord,
-    MissingInput,
-    Node,
-    QuestionRecord,
-)
+from gr_neo4j.errors import MissingInput
+from gr_neo4j.ingest.facts import Answers, DatasetFacts
+from gr_neo4j.ingest.records import PER_SAMPLE, BadRecord, Edge, Fragment, GraphRecord, Node, QuestionRecord
 from gr_neo4j.ingest.source import LoaderSpec, csv_rows
 from gr_neo4j.ingest.split import split_of_groups
 
@@ -199,4 +192,5 @@ LOADER = LoaderSpec(
     read=read,
     default_path=lambda: None,
     path_help="a GQA scene graphs JSON file, or a directory with *sceneGraphs*.json and *questions*.json / questions.csv",
+    facts=DatasetFacts(Answers.SCENE_GRAPH, topk_e=3),
 )

@@ -17,14 +17,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from gr_neo4j.ingest.records import (
-    BadRecord,
-    Edge,
-    Fragment,
-    GraphRecord,
-    MissingInput,
-    Node,
-)
+from gr_neo4j.errors import MissingInput
+from gr_neo4j.ingest.records import BadRecord, Edge, Fragment, GraphRecord, Node
 from gr_neo4j.ingest.source import LoaderSpec, csv_rows, data_lines
 
 NAME = "triples"

@@ -21,15 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gr_neo4j.ingest.records import (
-    KNOWLEDGE_GRAPH,
-    BadRecord,
-    Edge,
-    Fragment,
-    MissingInput,
-    Node,
-    QuestionRecord,
-)
+from gr_neo4j.errors import MissingInput
+from gr_neo4j.ingest.records import KNOWLEDGE_GRAPH, BadRecord, Edge, Fragment, Node, QuestionRecord
 from gr_neo4j.ingest.source import LoaderSpec, data_lines
 
 NAME = "webqsp"

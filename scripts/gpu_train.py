@@ -127,7 +127,7 @@ def carry_groups(bundle: Path, limit: int) -> list[list[str]]:
 
 def prepare(args) -> None:
     from gr_neo4j.llm import DEFAULT_LLM, ensure_converted, is_gguf, llm_source
-    from gr_neo4j.model.datasets import cached_explagraphs
+    from gr_neo4j.model.datasets import cached_file_samples
     from gr_neo4j.samples import load_samples, save_samples
     from gr_neo4j.settings import load_settings
 
@@ -136,7 +136,7 @@ def prepare(args) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    samples = load_samples(args.samples) if args.samples else cached_explagraphs(args.tsv, settings)
+    samples = load_samples(args.samples) if args.samples else cached_file_samples("explagraphs", args.tsv, settings)
     save_samples(out / "samples.pt", samples)
     part_bytes = int(args.part_mib * MIB)
     if args.llm:

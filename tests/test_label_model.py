@@ -7,13 +7,14 @@ import json
 
 import pytest
 import torch
+from gr_neo4j.loaders.explagraphs import question_text as explagraphs_question
 from test_model_support import EMBED_DIM
 
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.model import TrainConfig, evaluate, train
 from gr_neo4j.model.checkpoint import CONFIG, load_checkpoint, load_label_model
 from gr_neo4j.model.label_model import ENCODER, triples_text
-from gr_neo4j.samples import SubgraphSample, explagraphs_question
+from gr_neo4j.samples import SubgraphSample
 from gr_neo4j.settings import load_settings
 from gr_neo4j.textualize import textualize, to_data
 

@@ -6,7 +6,8 @@ import pytest
 from conftest import FIXTURES, metaqa_fixture
 from test_load_support import counts, tiny_embedder
 
-from gr_neo4j.ingest import BadInput, load_dataset
+from gr_neo4j.errors import BadInput
+from gr_neo4j.ingest import load_dataset
 
 # dataset, file (or MetaQA directory), where the bad record is, reason, a Cypher count that must be 0 after 'skip' (the bad record's data),
 # and the number of graphs or questions the good records give

@@ -10,7 +10,8 @@ import pytest
 from conftest import FIXTURES
 from test_load_support import counts, tiny_embedder
 
-from gr_neo4j.ingest import BadInput, MissingInput, load_dataset
+from gr_neo4j.errors import BadInput, MissingInput
+from gr_neo4j.ingest import load_dataset
 from gr_neo4j.ingest.records import MAX_KEY_BYTES, MAX_TEXT_BYTES, entity_uid, make_uid
 
 THREE_ROWS = (FIXTURES / "explagraphs" / "three_rows.tsv").read_text(encoding="utf-8").splitlines()

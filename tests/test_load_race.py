@@ -13,8 +13,8 @@ import pytest
 from test_load_resume import synthetic_triples
 from test_load_support import counts, tiny_embedder, tiny_embedder_path
 
+from gr_neo4j.errors import DatasetBusy
 from gr_neo4j.ingest import drop_from, load_dataset
-from gr_neo4j.ingest.lease import DatasetBusy
 
 
 def start_cli_load(server, source, *extra) -> subprocess.Popen:

@@ -6,7 +6,8 @@ import pytest
 from conftest import FIXTURES
 from test_load_support import counts, tiny_embedder, vector_sizes
 
-from gr_neo4j.ingest import MissingInput, load_dataset
+from gr_neo4j.errors import MissingInput
+from gr_neo4j.ingest import load_dataset
 
 
 def _check(conn, report):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import SHARED_DATASETS
+from gr_neo4j.loaders.explagraphs import whole_graph_samples as explagraphs_samples
 
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.llm import load_llm
 from gr_neo4j.model import GRetrieverModel, ModelConfig
-from gr_neo4j.samples import explagraphs_samples
 from gr_neo4j.settings import load_settings
 
 TSV = SHARED_DATASETS / "explagraphs" / "train.tsv"

@@ -4,9 +4,10 @@ small subgraph samples, for the fast CPU tests of the GNN + LLM model (test_mode
 from __future__ import annotations
 
 import torch
+from gr_neo4j.loaders.explagraphs import question_text as explagraphs_question
 
 from gr_neo4j.model.prompts import instruction
-from gr_neo4j.samples import SubgraphSample, explagraphs_question
+from gr_neo4j.samples import SubgraphSample
 from gr_neo4j.textualize import textualize, to_data
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -29,7 +30,7 @@ def tiny_tokenizer(chat: bool = True):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    corpus = [instruction(d, "what is it? Argument 1: a b. Argument 2: c d.") for d in ("explagraphs", "metaqa", "gqa")]
+    corpus = [instruction(d, "what is it? Argument 1: a b. Argument 2: c d.") for d in ("explagraphs", "metaqa", "scene_graphs")]
     corpus += ["node_id,node_attr\n0,cat\n1,dog\n\nsrc,edge_attr,dst\n0,chases,1\n", "support counter yes no"]
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)

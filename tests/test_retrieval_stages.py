@@ -7,7 +7,8 @@ import pytest
 
 from gr_neo4j.cypher_store import repeats, statement
 from gr_neo4j.defaults import Mode
-from gr_neo4j.retrieval import SELECTORS, RetrievalError, RetrievalParams, Selection
+from gr_neo4j.errors import UsageError
+from gr_neo4j.retrieval import SELECTORS, RetrievalParams, Selection
 from gr_neo4j.retrieval.candidates import MAX_HOPS, Candidates
 from gr_neo4j.retrieval.modes import score, selector
 from gr_neo4j.schema import ENTITY_VECTOR_INDEX, REL_VECTOR_INDEX
@@ -24,8 +25,8 @@ def test_params_take_strings_and_refuse_unknown_modes():
     assert RetrievalParams(mode="triples").mode is Mode.TRIPLES
     assert RetrievalParams().resolved("metaqa", "knowledge-graph").mode is Mode.PATHS
     assert RetrievalParams().resolved("explagraphs", "per-sample").mode is Mode.WHOLE
-    assert RetrievalParams().resolved("gqa", "per-sample").mode is Mode.REFERENCE
-    with pytest.raises(RetrievalError, match="unknown retrieval mode 'pcst'.*paths, reference, triples, whole, kaping"):
+    assert RetrievalParams().resolved("scene_graphs", "per-sample").mode is Mode.REFERENCE
+    with pytest.raises(UsageError, match="unknown retrieval mode 'pcst'.*paths, reference, triples, whole, kaping"):
         RetrievalParams(mode="pcst")
     assert RetrievalParams(mode="kaping").to_json()["mode"] == "kaping"
 

@@ -6,10 +6,12 @@ import pytest
 import torch
 from conftest import SHARED_DATASETS
 from gr_neo4j.loaders.explagraphs import parse_graph, parse_row, row_fragment
+from gr_neo4j.loaders.explagraphs import read_rows as read_explagraphs
+from gr_neo4j.loaders.explagraphs import whole_graph_samples as explagraphs_samples
 
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.ingest.records import BadRecord
-from gr_neo4j.samples import explagraphs_samples, load_samples, read_explagraphs, save_samples
+from gr_neo4j.samples import load_samples, save_samples
 from gr_neo4j.textualize import textualize
 
 TSV = SHARED_DATASETS / "explagraphs" / "train.tsv"

@@ -21,8 +21,7 @@ from fastapi.responses import JSONResponse
 from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired, TransientError
 from starlette.exceptions import HTTPException
 
-from ..errors import ConnectionFailed, GrNeo4jError, driver_text, printable, shorten
-from .service import Busy
+from ..errors import ConnectionFailed, GrNeo4jError, TryAgain, driver_text, printable, shorten
 
 log = logging.getLogger("gr_neo4j.api")
 MESSAGE_LIMIT = 500
@@ -57,8 +56,8 @@ def install(app: FastAPI) -> None:
     async def http(request: Request, exc: HTTPException) -> JSONResponse:
         return error(exc.status_code, str(exc.detail), exc.headers)
 
-    @app.exception_handler(Busy)
-    async def busy(request: Request, exc: Busy) -> JSONResponse:
+    @app.exception_handler(TryAgain)
+    async def busy(request: Request, exc: TryAgain) -> JSONResponse:
         return error(503, str(exc), RETRY_AFTER)
 
     @app.exception_handler(GrNeo4jError)

@@ -10,7 +10,7 @@ import socket
 
 import uvicorn
 
-from ..errors import GrNeo4jError
+from ..errors import UsageError
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .app import create_app
@@ -35,7 +35,7 @@ def listen(host: str, port: int) -> socket.socket:
             sock.close()
             raise
     except OSError as exc:
-        raise GrNeo4jError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return sock
 
 

@@ -29,7 +29,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from ..answer import Answerer, AskResult, ShownRetrieval, ask, load_answerer, show
 from ..connection import Connection, connect
 from ..embedder import Embedder, load_embedder
-from ..errors import GrNeo4jError
+from ..errors import Busy, UsageError
 from ..ingest.stats import DatasetStats, stats_of
 from ..progress import NO_PROGRESS, Progress
 from ..retrieval import RetrievalResult, Retriever
@@ -38,10 +38,6 @@ from .config import ServeConfig
 from .requests import AskRequest, RetrieveRequest
 
 WARM_HOPS = 2  # path texts embedded at start for each knowledge graph (MetaQA: 9 + 81)
-
-
-class Busy(GrNeo4jError):
-    """Every Retriever stayed busy for the whole queue timeout (the HTTP layer answers 503)."""
 
 
 class SharedEmbedder:
@@ -77,7 +73,7 @@ class Service:
     def __init__(self, settings: Settings, config: ServeConfig | None = None, progress: Progress = NO_PROGRESS):
         config = config or ServeConfig()
         if config.concurrency < 1:
-            raise GrNeo4jError(f"--concurrency must be at least 1, got {config.concurrency}")
+            raise UsageError(f"--concurrency must be at least 1, got {config.concurrency}")
         self.settings, self.config, self.progress = settings, config, progress
         self.conn: Connection = connect(settings)
         try:

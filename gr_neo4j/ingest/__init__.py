@@ -10,7 +10,7 @@ Public API (the CLI's `load`, `stats` and `drop` call exactly these):
 
 import importlib
 
-from .records import BadInput, BadRecord, MissingInput
+from .records import BadRecord
 from .split import paper_split
 
 # The rest loads on first use (PEP 562): the loaders' record types and the split must stay
@@ -29,15 +29,14 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "LOADER_MODULES",
-    "BadInput",
     "BadRecord",
     "DatabaseSource",
     "DatasetStats",
     "LoadReport",
-    "MissingInput",
     "dataset_stats",
     "datasets_dir",
     "drop_dataset",

@@ -23,20 +23,12 @@ from neo4j.exceptions import DriverError, Neo4jError
 
 from ..connection import Connection
 from ..cypher_store import statement
-from ..errors import GrNeo4jError
+from ..errors import DatasetBusy, LoadInterrupted
 
 LEASE_S = 60  # a claim without a heartbeat for this long is taken to be dead
 HEARTBEAT_S = 5.0
 # What `load_verify` counts -> the parameter holding the load's uids of that kind.
 VERIFIED = {"entities": "entity_uids", "relationships": "rel_uids", "graphs": "graph_uids", "questions": "question_uids"}
-
-
-class DatasetBusy(GrNeo4jError):
-    """Another process is loading (or dropping) the dataset right now."""
-
-
-class LoadInterrupted(GrNeo4jError):
-    """The dataset was dropped or taken over while this load ran; nothing was marked complete."""
 
 
 def _pid_alive(pid: int) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..connection import Connection, connect
 from ..embedder import Embedder, embedder_source, load_embedder
-from ..errors import GrNeo4jError
+from ..errors import MissingInput, NotReady, SchemaError, UsageError
 from ..progress import Phases, Progress
 from ..schema import init_schema
 from ..settings import Settings
@@ -27,7 +27,7 @@ from .collect import Collected
 from .embed import TextVectors, embed_distinct
 from .lease import DatasetLease, expected_uids
 from .plan import Existing, WritePlan, plan_writes
-from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, BadInput, MissingInput
+from .records import KNOWLEDGE_GRAPH, PER_SAMPLE, bad_input
 from .report import LoadReport
 from .source import DatabaseSource, LoaderSpec, get_loader, named, parse_splits
 from .stats import read_quietly, stats_of
@@ -91,11 +91,11 @@ class LazyEmbedder:
 
 def _prepare(name, path, split, limit, batch_size, on_error, as_name=None) -> tuple[LoaderSpec, Path, set[str] | None]:
     if on_error not in ON_ERROR:
-        raise GrNeo4jError(f"--on-error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
+        raise UsageError(f"--on-error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
     if batch_size < 1:
-        raise GrNeo4jError(f"--batch-size must be at least 1, got {batch_size}")
+        raise UsageError(f"--batch-size must be at least 1, got {batch_size}")
     if limit is not None and limit < 1:
-        raise GrNeo4jError(f"--limit must be at least 1, got {limit}")
+        raise UsageError(f"--limit must be at least 1, got {limit}")
     spec = named(get_loader(name), as_name)
     splits = parse_splits(split, spec)
     if spec.from_database:
@@ -144,7 +144,7 @@ def load_into(
             collected.add(item)
             advance(1)
     if collected.bad and on_error == "fail":
-        raise BadInput(collected.bad)
+        raise bad_input(collected.bad)
     if not collected.entities and not collected.questions:
         raise MissingInput(f"{source}: no {ds} records found" + (f" for split {','.join(sorted(splits))}" if splits else ""))
 
@@ -251,12 +251,12 @@ def _check_dataset(conn: Connection, ds: str, embedder: Embedder) -> dict:
         return {}
     existing = records[0]["dataset"]
     if existing.get("embedder") and existing["embedder"] != embedder.name:
-        raise GrNeo4jError(
+        raise SchemaError(
             f"dataset {ds!r} was loaded with the embedding model {existing['embedder']}, not {embedder.name}: "
             f"use that model (GR_NEO4J_EMBEDDER) or `gr-neo4j drop {ds}` first"
         )
     if existing.get("status") == "dropping":
-        raise GrNeo4jError(f"dataset {ds!r} is half dropped: run `gr-neo4j drop {ds}` again to finish, then load")
+        raise NotReady(f"dataset {ds!r} is half dropped: run `gr-neo4j drop {ds}` again to finish, then load")
     return existing
 
 

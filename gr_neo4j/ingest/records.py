@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import GrNeo4jError
+from ..errors import BadInput
 
 PER_SAMPLE = "per-sample"
 KNOWLEDGE_GRAPH = "knowledge-graph"
@@ -120,15 +120,7 @@ class BadRecord:
         return f"{self.where}: {self.reason}"
 
 
-class BadInput(GrNeo4jError):
-    """Malformed input (with --on-error fail): nothing of the load was written."""
-
-    def __init__(self, bad: list[BadRecord]):
-        first = bad[0]
-        more = f" ({len(bad) - 1} more bad records; --on-error skip loads the rest)" if len(bad) > 1 else " (--on-error skip loads the rest)"
-        super().__init__(f"{first}{more}; nothing was written")
-        self.bad = bad
-
-
-class MissingInput(GrNeo4jError):
-    """A file or directory that is not there, or a --path that does not fit the dataset."""
+def bad_input(bad: list[BadRecord]) -> BadInput:
+    """The error of a load that found ``bad`` records with --on-error fail: nothing was written."""
+    more = f" ({len(bad) - 1} more bad records; --on-error skip loads the rest)" if len(bad) > 1 else " (--on-error skip loads the rest)"
+    return BadInput(f"{bad[0]}{more}; nothing was written", bad)

@@ -9,6 +9,7 @@ writes and reports.
 from __future__ import annotations
 
 import csv
+import functools
 import importlib
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .records import BadRecord, Fragment, MissingInput
+from ..errors import MissingInput
+from .facts import DatasetFacts
+from .records import BadRecord, Fragment
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -147,6 +150,7 @@ class LoaderSpec:
     # The source is the database (a DatabaseSource, not a path), and a re-load mirrors it: what the
     # source no longer holds is removed from the dataset.
     from_database: bool = False
+    facts: DatasetFacts = field(default_factory=DatasetFacts)
 
 
 MAX_NAME_CHARS = 64
@@ -174,6 +178,13 @@ def get_loader(name: str) -> LoaderSpec:
         raise MissingInput(f"unknown dataset {name!r}; choose one of: {', '.join(LOADER_MODULES)}")
     module = importlib.import_module(f"gr_neo4j.loaders.{LOADER_MODULES[name]}")
     return module.LOADER
+
+
+@functools.cache
+def facts_of(dataset: str) -> DatasetFacts:
+    """The facts of the dataset stored as ``dataset``: its loader's, or the defaults of a graph the
+    user named (a triples file or an adopted graph answers with its entities)."""
+    return get_loader(dataset).facts if dataset in LOADER_MODULES else DatasetFacts()
 
 
 def datasets_dir() -> Path | None:

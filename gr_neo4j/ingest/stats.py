@@ -22,9 +22,9 @@ from tenacity import (
 
 from ..connection import Connection, connect
 from ..cypher_store import statement
+from ..errors import DatasetBusy, MissingInput
 from ..settings import Settings
-from .lease import LEASE_S, DatasetBusy, busy_message, stale_tokens
-from .records import MissingInput
+from .lease import LEASE_S, busy_message, stale_tokens
 
 # Relationships before entities (DETACH DELETE of a hub in one batch would exceed the transaction
 # memory); retrievals first, as they link to the entities.

@@ -31,14 +31,10 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from ..connection import Connection
 from ..cypher_store import statement
-from ..errors import GrNeo4jError
+from ..errors import WriteMismatch
 from .embed import TextVectors
 
 T = TypeVar("T")
-
-
-class WriteMismatch(GrNeo4jError):
-    """A batch wrote fewer rows than it carried (its transaction was rolled back)."""
 
 
 # What a statement creates, as counted by the server: MERGE on a uid that another load (or an

@@ -22,7 +22,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.data import Batch
 
-from ..errors import GrNeo4jError
+from ..errors import CheckpointMismatch, UsageError
 from ..metrics import SEPARATOR, normalize, split_answers
 from ..samples import SubgraphSample
 from .config import ModelConfig
@@ -166,13 +166,13 @@ def fill_question_vectors(samples: Sequence[SubgraphSample], settings=None, embe
             s.q = torch.as_tensor(v, dtype=torch.float32)
     for s in samples:
         if s.q.numel() != s.data.x.size(1):
-            raise GrNeo4jError(f"sample {s.id}: question vector of size {s.q.numel()}, node features of size {s.data.x.size(1)}"
+            raise CheckpointMismatch(f"sample {s.id}: question vector of size {s.q.numel()}, node features of size {s.data.x.size(1)}"
                                " (embedded by another model)")
 
 
 def build_head(config: ModelConfig) -> AnswerHead:
     if config.gnn not in GNN_TYPES:
-        raise GrNeo4jError(f"the node head needs a GNN kind (--gnn {'|'.join(GNN_TYPES)}), not {config.gnn}")
+        raise UsageError(f"the node head needs a GNN kind (--gnn {'|'.join(GNN_TYPES)}), not {config.gnn}")
     return AnswerHead(str(config.gnn), config.embed_dim, config.head_hidden, config.head_layers, config.gnn_heads, config.head_dropout)
 
 

@@ -29,7 +29,7 @@ from safetensors.torch import load_file, save_file
 
 from ..atomic import atomic_path, atomic_write_text
 from ..defaults import Decoding, Objective
-from ..errors import GrNeo4jError
+from ..errors import BadInput, CheckpointMismatch, MissingInput, NotReady
 from ..progress import Progress
 from ..samples import SubgraphSample
 from .batching import sorted_batches
@@ -74,7 +74,7 @@ def load_weights(model: GRetrieverModel, state: dict[str, torch.Tensor], source:
         expected = {k for k in expected if not k.startswith(LLM_PREFIX)}
     missing, unexpected = expected - set(state), set(state) - expected
     if missing or unexpected:
-        raise GrNeo4jError(
+        raise CheckpointMismatch(
             f"{source}: weights do not fit the model (missing: {sorted(missing)[:5]}, unexpected: {sorted(unexpected)[:5]})"
         )
     model.load_state_dict(state, strict=False)
@@ -85,12 +85,12 @@ def load_adapter(model: GRetrieverModel, adapter: Path) -> None:
     from peft import load_peft_weights, set_peft_model_state_dict
 
     if not (adapter / "adapter_config.json").is_file():
-        raise GrNeo4jError(f"{adapter.parent}: trained with LoRA but has no adapters in {adapter}")
+        raise MissingInput(f"{adapter.parent}: trained with LoRA but has no adapters in {adapter}")
     state = load_peft_weights(str(adapter), device="cpu")
     lora = [n for n, p in model.llm.named_parameters() if p.requires_grad]
     result = set_peft_model_state_dict(model.llm, state)
     if result.unexpected_keys or len(state) != len(lora):
-        raise GrNeo4jError(f"{adapter}: adapters do not fit the model ({len(state)} tensors for {len(lora)} LoRA weights)")
+        raise CheckpointMismatch(f"{adapter}: adapters do not fit the model ({len(state)} tensors for {len(lora)} LoRA weights)")
 
 
 def config_path(checkpoint_dir: str | Path) -> Path:
@@ -104,17 +104,17 @@ def config_path(checkpoint_dir: str | Path) -> Path:
 def read_config(checkpoint_dir: str | Path) -> dict:
     path = config_path(checkpoint_dir)
     if not path.is_file():
-        raise GrNeo4jError(f"{checkpoint_dir}: not a checkpoint directory (no {CONFIG})")
+        raise MissingInput(f"{checkpoint_dir}: not a checkpoint directory (no {CONFIG})")
     try:
         config = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise GrNeo4jError(f"{path}: invalid JSON: {exc}") from None
+        raise BadInput(f"{path}: invalid JSON: {exc}") from None
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         found = config.get("format") if isinstance(config, dict) else None
-        raise GrNeo4jError(f"{path}: unknown checkpoint format {found!r} (expected {FORMAT})")
+        raise CheckpointMismatch(f"{path}: unknown checkpoint format {found!r} (expected {FORMAT})")
     version = config["model"].get("prompt_version")
     if version != PROMPT_VERSION:
-        raise GrNeo4jError(f"{path}: trained with prompt {version}, this version of gr-neo4j uses {PROMPT_VERSION}")
+        raise CheckpointMismatch(f"{path}: trained with prompt {version}, this version of gr-neo4j uses {PROMPT_VERSION}")
     return config
 
 
@@ -138,7 +138,7 @@ def load_node_model(checkpoint_dir: str | Path):
     checkpoint_dir = Path(checkpoint_dir)
     config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
     if not config.has_head:
-        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective {config.objective}, it has no node head")
+        raise CheckpointMismatch(f"{checkpoint_dir}: trained with objective {config.objective}, it has no node head")
     weights = _weights_file(checkpoint_dir)
     model = NodeModel(config)
     state = {k: v for k, v in load_file(str(weights)).items() if k.startswith("head.")}
@@ -154,7 +154,7 @@ def load_label_model(checkpoint_dir: str | Path):
     checkpoint_dir = Path(checkpoint_dir)
     config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
     if config.objective != Objective.LABEL:
-        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective {config.objective}, it has no label classifier")
+        raise CheckpointMismatch(f"{checkpoint_dir}: trained with objective {config.objective}, it has no label classifier")
     weights = _weights_file(checkpoint_dir)
     model = LabelModel.from_checkpoint(checkpoint_dir, config)
     load_weights(model, load_file(str(weights)), weights)
@@ -164,7 +164,7 @@ def load_label_model(checkpoint_dir: str | Path):
 def _weights_file(checkpoint_dir: Path) -> Path:
     weights = checkpoint_dir / WEIGHTS
     if not weights.is_file():
-        raise GrNeo4jError(f"{checkpoint_dir}: no {WEIGHTS} (training did not finish an epoch)")
+        raise NotReady(f"{checkpoint_dir}: no {WEIGHTS} (training did not finish an epoch)")
     return weights
 
 
@@ -180,9 +180,9 @@ def load_checkpoint(checkpoint_dir: str | Path, llm=None, settings=None, progres
     checkpoint_dir = Path(checkpoint_dir)
     config = ModelConfig.from_dict(read_config(checkpoint_dir)["model"])
     if config.objective == Objective.NODE:
-        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective node, a node head without an LLM (see load_node_model)")
+        raise CheckpointMismatch(f"{checkpoint_dir}: trained with objective node, a node head without an LLM (see load_node_model)")
     if config.objective == Objective.LABEL:
-        raise GrNeo4jError(f"{checkpoint_dir}: trained with objective label, a classifier without an LLM (see load_label_model)")
+        raise CheckpointMismatch(f"{checkpoint_dir}: trained with objective label, a classifier without an LLM (see load_label_model)")
     weights = _weights_file(checkpoint_dir)
     llm_model, tokenizer = llm if llm is not None else load_llm_named(config.llm, settings, progress)
     model = GRetrieverModel(llm_model, tokenizer, config)

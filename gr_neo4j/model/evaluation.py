@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..atomic import atomic_path
 from ..defaults import Decoding, Objective
-from ..errors import GrNeo4jError
+from ..errors import CheckpointMismatch, MissingInput, NotFound, UsageError
 from ..metrics import answer_set_scores, hallucinated, hit_at_1, hop_group, is_correct, names_outside, score
 from ..progress import NO_PROGRESS, Progress
 from ..samples import SubgraphSample, load_samples
@@ -102,18 +102,18 @@ def evaluate(checkpoint_dir: str | Path, split: str = "test", *, samples: str | 
         split = Path(samples).stem
         chosen = load_samples(samples)[:limit]
         if not chosen:
-            raise GrNeo4jError(f"{samples}: holds no samples")
+            raise MissingInput(f"{samples}: holds no samples")
         other = {s.dataset for s in chosen if s.dataset and s.dataset != tcfg.dataset}
         if other:
-            raise GrNeo4jError(f"{samples}: samples of {', '.join(sorted(other))}, but the checkpoint was trained on {tcfg.dataset}")
+            raise CheckpointMismatch(f"{samples}: samples of {', '.join(sorted(other))}, but the checkpoint was trained on {tcfg.dataset}")
         samples = chosen
     else:
         if split not in SPLITS:
-            raise GrNeo4jError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
+            raise UsageError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
         samples = load_split(tcfg.dataset, split, retrieved=tcfg.retrieved, tsv=tcfg.tsv, settings=settings,
                              seed=tcfg.seed, limit=limit if limit is not None else tcfg.limit)
         if not samples:
-            raise GrNeo4jError(f"split {split!r} of {tcfg.dataset} is empty")
+            raise NotFound(f"split {split!r} of {tcfg.dataset} is empty")
     tops: list[str] = []
     head_preds: list[str] = []
     if mcfg.has_head:

@@ -17,8 +17,9 @@ from torch import Tensor, nn
 from torch_geometric.data import Batch
 
 from ..defaults import Decoding, Gnn
-from ..errors import GrNeo4jError
-from ..metrics import kind_of
+from ..errors import UsageError
+from ..ingest.facts import Answers
+from ..ingest.source import facts_of
 from ..samples import SubgraphSample
 from .answer_head import build_head, head_logits, node_loss, ranked_texts
 from .config import ModelConfig
@@ -34,10 +35,10 @@ def constraint_for(sample: SubgraphSample, tokenizer, decoding: Decoding) -> Phr
     (ExplaGraphs), or None (free decoding; scene-graph answers are free text)."""
     if decoding == Decoding.FREE:
         return None
-    kind = kind_of(sample.dataset)
-    if kind == "stance":
-        return PhraseConstraint(tokenizer, ["support", "counter"], several=False, none_phrase=None)
-    if kind == "kgqa" or (decoding == Decoding.CONSTRAINED and sample.node_texts):
+    facts = facts_of(sample.dataset)
+    if facts.labels:
+        return PhraseConstraint(tokenizer, facts.labels, several=False, none_phrase=None)
+    if facts.answers == Answers.ENTITIES or (decoding == Decoding.CONSTRAINED and sample.node_texts):
         return PhraseConstraint(tokenizer, sample.node_texts)
     return None
 
@@ -65,7 +66,7 @@ class GRetrieverModel(nn.Module):
             try:
                 llm = get_peft_model(llm, lora)
             except ValueError as exc:  # a module name the LLM does not have: one line, not a traceback
-                raise GrNeo4jError(f"--lora-targets {','.join(config.lora_targets)}: {exc}") from None
+                raise UsageError(f"--lora-targets {','.join(config.lora_targets)}: {exc}") from None
         self.llm = llm
         embedding = llm.get_input_embeddings()
         self.hidden_size = embedding.embedding_dim

@@ -23,20 +23,21 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from ..errors import GrNeo4jError
+from ..errors import BadInput, MissingInput, UsageError
+from ..ingest.source import LOADER_MODULES, facts_of
 from ..samples import SubgraphSample
 from .config import ModelConfig
 
 ENCODER = "encoder"  # checkpoint subdirectory: the encoder's config.json and tokenizer files
-LABELS = {"explagraphs": ["counter", "support"]}
 
 
 def labels_of(dataset: str) -> list[str]:
-    """The labels a dataset's answers are drawn from (objective label needs them)."""
-    try:
-        return LABELS[dataset]
-    except KeyError:
-        raise GrNeo4jError(f"--objective label answers with a fixed set of labels: only for {', '.join(LABELS)}, not {dataset}") from None
+    """The labels a dataset's answers are drawn from (objective label needs them), sorted."""
+    labels = facts_of(dataset).labels
+    if not labels:
+        with_labels = [name for name in LOADER_MODULES if facts_of(name).labels]
+        raise UsageError(f"--objective label answers with a fixed set of labels: only for {', '.join(with_labels)}, not {dataset}")
+    return sorted(labels)
 
 
 def triples_text(desc: str) -> str:
@@ -78,7 +79,7 @@ class LabelModel(nn.Module):
         try:
             return cls(AutoModel.from_pretrained(location), AutoTokenizer.from_pretrained(location), config)
         except OSError as exc:
-            raise GrNeo4jError(f"cannot load the encoder for objective label from {location}: {exc}") from None
+            raise MissingInput(f"cannot load the encoder for objective label from {location}: {exc}") from None
 
     def save_encoder(self, directory: Path) -> None:
         """The encoder's configuration and tokenizer (the weights go with the trainable state)."""
@@ -94,7 +95,7 @@ class LabelModel(nn.Module):
 
         encoder_dir = directory / ENCODER
         if not (encoder_dir / "config.json").is_file():
-            raise GrNeo4jError(f"{directory}: no {ENCODER}/config.json (the checkpoint of objective label is incomplete)")
+            raise MissingInput(f"{directory}: no {ENCODER}/config.json (the checkpoint of objective label is incomplete)")
         return cls(AutoModel.from_config(AutoConfig.from_pretrained(str(encoder_dir))),
                    AutoTokenizer.from_pretrained(str(encoder_dir)), config)
 
@@ -114,7 +115,7 @@ class LabelModel(nn.Module):
         """``[B]`` the index of each sample's label."""
         bad = next((s for s in samples if s.label not in self.labels), None)
         if bad is not None:
-            raise GrNeo4jError(f"sample {bad.id}: label {bad.label!r} is not one of {', '.join(self.labels)}")
+            raise BadInput(f"sample {bad.id}: label {bad.label!r} is not one of {', '.join(self.labels)}")
         return torch.tensor([self.labels.index(s.label) for s in samples], device=self.out.weight.device)
 
     def forward(self, samples: Sequence[SubgraphSample]) -> Tensor:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..ingest.facts import Answers
 from ..metrics import kind_of
 
 PROMPT_VERSION = "v2"  # v2: no default system prompt
@@ -35,10 +36,10 @@ _SENTINEL = "\x00GRAPH_PROMPT\x00"
 def instruction(dataset: str, question: str) -> str:
     """The text after the textualised graph: the question and what to answer."""
     kind = kind_of(dataset)
-    if kind == "stance":
+    if kind == Answers.STANCE:
         return (f"{question}\nQuestion: Do argument 1 and argument 2 support or counter each other? "
                 "Answer in one word in the form of 'support' or 'counter'.\n\nAnswer:")
-    if kind == "scene_graph":
+    if kind == Answers.SCENE_GRAPH:
         return f"Question: {question}\n\nAnswer:"
     return f"Question: {question}\nAnswer:"
 

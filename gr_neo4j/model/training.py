@@ -25,7 +25,8 @@ import torch
 
 from ..atomic import atomic_path
 from ..defaults import Gnn, Objective
-from ..errors import GrNeo4jError
+from ..errors import CheckpointMismatch, MissingInput, UsageError
+from ..ingest.facts import Answers
 from ..metrics import kind_of
 from ..progress import NO_PROGRESS, Progress
 from ..samples import SubgraphSample
@@ -144,21 +145,21 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     seed_everything(config.seed)
     check_rates(config)
     if config.encoder and Objective(config.objective) != Objective.LABEL:
-        raise GrNeo4jError("--encoder names the encoder of --objective label; the other objectives train a GNN on the samples' vectors")
+        raise UsageError("--encoder names the encoder of --objective label; the other objectives train a GNN on the samples' vectors")
     if splits is None:
         splits = load_splits(config.dataset, retrieved=config.retrieved, tsv=config.tsv, settings=settings,
                              seed=config.seed, limit=config.limit)
     if config.batch_size < 1 or config.grad_accum < 1:
-        raise GrNeo4jError("--batch-size and --grad-accum must be at least 1")
+        raise UsageError("--batch-size and --grad-accum must be at least 1")
     train_set, val_set = splits["train"], splits["val"]
     if not train_set or not val_set:
-        raise GrNeo4jError("the train and validation splits must not be empty")
+        raise MissingInput("the train and validation splits must not be empty")
     if config.final:  # nothing is held out to choose an epoch by: the last one is kept
         train_set, val_set = train_set + val_set, []
     objective = Objective(config.objective)
     if objective in (Objective.NODE, Objective.JOINT):
-        if kind_of(config.dataset) != "kgqa":
-            raise GrNeo4jError(f"--objective {objective} scores nodes as answers: only for knowledge-graph QA, not {config.dataset}")
+        if kind_of(config.dataset) != Answers.ENTITIES:
+            raise UsageError(f"--objective {objective} scores nodes as answers: only for knowledge-graph QA, not {config.dataset}")
         fill_question_vectors(train_set + val_set, settings, embedder)
     model = build_model(config, train_set, settings, llm, progress)
     mcfg = model.config
@@ -168,7 +169,7 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     rest = [p for p in model.parameters() if p.requires_grad and id(p) not in apart]  # the LLM side: LoRA adapters
     params = rest + graph + head
     if not params:
-        raise GrNeo4jError(f"nothing to train: use a GNN (--gnn {'|'.join(g for g in Gnn if g != Gnn.NONE)}) or --lora")
+        raise UsageError(f"nothing to train: use a GNN (--gnn {'|'.join(g for g in Gnn if g != Gnn.NONE)}) or --lora")
     # the param groups are always in this order (resume restores the optimiser's state by position)
     groups = [g for g in ({"params": rest}, {"params": graph, "lr": config.graph_lr or config.lr},
                           {"params": head, "lr": config.head_lr}) if g["params"]]
@@ -186,13 +187,13 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         saved = read_config(out)
         kept = {k: saved["train"].get(k, default) for k, default in (("grad_accum", 1), ("final", False))}
         if ModelConfig.from_dict(saved["model"]).to_dict() != mcfg.to_dict() or kept != {"grad_accum": config.grad_accum, "final": config.final}:
-            raise GrNeo4jError(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
+            raise CheckpointMismatch(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
         state = torch.load(out / RESUME, map_location="cpu", weights_only=True)
         model.load_state_dict(state["weights"], strict=False)
         try:
             opt.load_state_dict(state["optimizer"])
         except ValueError:  # saved before the graph side had its own param group
-            raise GrNeo4jError(f"{out}: its optimiser state groups the parameters differently; use another --out or --no-resume") from None
+            raise CheckpointMismatch(f"{out}: its optimiser state groups the parameters differently; use another --out or --no-resume") from None
         sched.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["torch_rng"])
         history, best_val, best_epoch, bad_epochs = state["history"], state["best_val"], state["best_epoch"], state["bad_epochs"]
@@ -284,9 +285,9 @@ def check_rates(config: TrainConfig) -> None:
     rates = {"--lr": config.lr, "--graph-lr": config.graph_lr, "--head-lr": config.head_lr, "--encoder-lr": config.encoder_lr}
     for option, rate in rates.items():
         if rate is not None and rate <= 0:
-            raise GrNeo4jError(f"{option} must be positive, got {rate}")
+            raise UsageError(f"{option} must be positive, got {rate}")
     if config.min_lr < 0:
-        raise GrNeo4jError(f"--min-lr must not be negative, got {config.min_lr}")
+        raise UsageError(f"--min-lr must not be negative, got {config.min_lr}")
 
 
 def curves_title(config: TrainConfig, mcfg: ModelConfig) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_attributes
-from .params import MAX_HOPS, CandidateLimits, RetrievalError, RetrievalParams
+from .params import MAX_HOPS, CandidateLimits, RetrievalParams
 
 _LAZY = {
     "CandidateQuery": "candidates", "Candidates": "candidates", "CandidateSource": "candidates",
@@ -58,7 +58,6 @@ __all__ = [
     "Neo4jSource",
     "PCSTSelection",
     "PathScorer",
-    "RetrievalError",
     "RetrievalParams",
     "RetrievalResult",
     "RetrievedEdge",

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import quoted
+from ..errors import NotFound, UsageError, quoted
 from ..metrics import percentiles
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
-from .params import RetrievalError, RetrievalParams
+from .params import RetrievalParams
 from .retriever import Retriever
 
 EMBED_BATCH = 512
@@ -81,13 +81,13 @@ def retrieve_split(
 
     if Path(out).is_dir():  # found before the retrieval, not after it
         example = Path(out) / f"{dataset}_{split}.pt"
-        raise RetrievalError(f"the output {quoted(out)} is a directory; give a file name such as {quoted(example)}")
+        raise UsageError(f"the output {quoted(out)} is a directory; give a file name such as {quoted(example)}")
     began = time.perf_counter()
     with Retriever(settings) as r:
         info = r.dataset(dataset)
         questions = questions_of(r, info.name, split, limit=limit)
         if not questions:
-            raise RetrievalError(f"dataset '{dataset}' has no questions in split '{split}'")
+            raise NotFound(f"dataset '{dataset}' has no questions in split '{split}'")
         samples, hits, nodes, edges, ms = [], 0, 0, 0, []
         loop_began = time.perf_counter()
         with (progress or NO_PROGRESS).phase(f"retrieving {dataset}/{split}", total=len(questions), unit="questions") as advance:

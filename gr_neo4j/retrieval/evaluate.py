@@ -24,6 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..defaults import Mode
+from ..errors import NotFound, UsageError
 from ..metrics import SEPARATOR, answer_set_scores, percentiles
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
@@ -31,7 +32,7 @@ from .batch import Question, questions_of, spread
 from .candidates import DatasetInfo
 from .ceiling import path_ceiling
 from .linking import unbracketed
-from .params import RetrievalError, RetrievalParams
+from .params import RetrievalParams
 from .retriever import Retriever, borrowed
 
 EVAL_MODES = tuple(Mode)  # every mode, side by side
@@ -72,7 +73,7 @@ def evaluate_retrieval(
     spread evenly over those after the first ``spread_after`` (uid order groups templates)."""
     modes = tuple(Mode(m) for m in modes)
     if not modes:
-        raise RetrievalError("no retrieval mode to evaluate")
+        raise UsageError("no retrieval mode to evaluate")
     with borrowed(settings, retriever) as r:
         info = r.knowledge_graph(dataset, "eval-retrieval")
         r.warm(info.name, max(hops, default=0))
@@ -90,7 +91,7 @@ def evaluate_retrieval(
                 qs = spread(qs, limit) if limit else qs
             if not qs:
                 after = f" after the first {spread_after}" if spread_after else ""
-                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h}{after}")
+                raise NotFound(f"dataset '{dataset}' has no questions with hops = {h}{after}")
             p = replace(base, hops=None if predict_hops else h)
             fig = evaluate_hop(r, info, qs, p, progress or NO_PROGRESS, oracle_topic, modes, h)
             if untrained:

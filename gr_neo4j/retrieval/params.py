@@ -7,14 +7,11 @@ from dataclasses import asdict, dataclass, replace
 
 from ..cypher_store import repeats
 from ..defaults import Mode
-from ..errors import GrNeo4jError
+from ..errors import UsageError
+from ..ingest.source import facts_of
 
 # The candidate statement's hop block is written once and repeated this often.
 MAX_HOPS = repeats("retrieve_kg_candidates")
-
-
-class RetrievalError(GrNeo4jError):
-    """A question that cannot be answered from the database (unknown dataset, graph or entity...)."""
 
 
 @dataclass(frozen=True)
@@ -33,10 +30,6 @@ class CandidateLimits:
     fanout: int = 50
     max_nodes: int = 1000
     max_edges: int = 2000
-
-
-SCENE_GRAPH_DATASETS = ("gqa", "scene_graphs")
-WHOLE_GRAPH_DATASETS = ("explagraphs",)
 
 
 DEFAULT_HOPS = 2  # the depth when a dataset has no hop model to predict it
@@ -82,20 +75,20 @@ class RetrievalParams:
             try:
                 object.__setattr__(self, "mode", Mode(self.mode))
             except ValueError:
-                raise RetrievalError(f"unknown retrieval mode {self.mode!r} (one of {', '.join(Mode)})") from None
+                raise UsageError(f"unknown retrieval mode {self.mode!r} (one of {', '.join(Mode)})") from None
 
     def resolved(self, dataset: str, kind: str) -> RetrievalParams:
         """These parameters with every None replaced by the dataset's default, checked."""
         mode = self.mode or default_mode(dataset, kind)
         if self.hops is not None and not 0 <= self.hops <= MAX_HOPS:
-            raise RetrievalError(f"--hops must be between 0 and {MAX_HOPS}, got {self.hops}")
+            raise UsageError(f"--hops must be between 0 and {MAX_HOPS}, got {self.hops}")
         if self.topk < 0 or (self.topk_e is not None and self.topk_e < 0) or self.cost_e < 0:
-            raise RetrievalError("topk, topk_e and cost_e must not be negative")
+            raise UsageError("topk, topk_e and cost_e must not be negative")
         if self.max_paths < 1 or self.node_budget < 1:
-            raise RetrievalError("max_paths and node_budget must be at least 1")
+            raise UsageError("max_paths and node_budget must be at least 1")
         if self.answer_cap < 0:
-            raise RetrievalError("answer_cap must not be negative")
-        topk_e = self.topk_e if self.topk_e is not None else (3 if dataset in SCENE_GRAPH_DATASETS else 5)
+            raise UsageError("answer_cap must not be negative")
+        topk_e = self.topk_e if self.topk_e is not None else facts_of(dataset).topk_e
         limits = replace(self.limits, topk_nodes=self.topk, topk_edges=topk_e)
         return replace(self, mode=mode, topk_e=topk_e, limits=limits)
 
@@ -122,15 +115,16 @@ class PathTraining:
 
     def check(self) -> None:
         if not self.hops or min(self.hops) < 1:
-            raise RetrievalError("--hops must list hop counts of at least 1")
+            raise UsageError("--hops must list hop counts of at least 1")
         if self.limit < 1 or self.skip < 0 or self.epochs < 1 or self.lr <= 0 or self.deep < 0:
-            raise RetrievalError("train-paths needs --limit >= 1, --skip >= 0, --epochs >= 1, --lr > 0 and --deep >= 0")
+            raise UsageError("train-paths needs --limit >= 1, --skip >= 0, --epochs >= 1, --lr > 0 and --deep >= 0")
 
 
 def default_mode(dataset: str, kind: str) -> Mode:
-    """``paths`` on knowledge graphs, ``whole`` on ExplaGraphs (as the paper), ``reference`` otherwise."""
+    """``paths`` on knowledge graphs, ``whole`` where the dataset's facts say its graphs are read
+    whole (ExplaGraphs, as the paper), ``reference`` otherwise."""
     if kind == "knowledge-graph":
         return Mode.PATHS
-    return Mode.WHOLE if dataset in WHOLE_GRAPH_DATASETS else Mode.REFERENCE
+    return Mode.WHOLE if facts_of(dataset).whole_graphs else Mode.REFERENCE
 
 

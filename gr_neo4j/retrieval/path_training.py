@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from ..errors import NotFound, NotReady
 from ..progress import NO_PROGRESS, Progress
 from ..settings import Settings
 from .batch import Question, questions_of, spread
@@ -29,7 +30,7 @@ from .candidates import DatasetInfo
 from .hop_model import fit_hop_model
 from .linking import masked, masked_names, unbracketed
 from .modes import path_roots
-from .params import PathTraining, RetrievalError, RetrievalParams
+from .params import PathTraining, RetrievalParams
 from .path_plan import STRENGTHS, fit_path_plan, plan_term
 from .path_ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
 from .paths import path_steps, walks_of
@@ -283,7 +284,7 @@ def stored_ranker(r: Retriever, dataset: str, part: str) -> tuple[DatasetInfo, P
     info = r.knowledge_graph(dataset, "train-paths")
     ranker = r.path_scorer(info.name).ranker
     if ranker is None:
-        raise RetrievalError(f"dataset '{dataset}' has no trained ranker to hold a {part}: run `gr-neo4j train-paths -d {dataset}` first")
+        raise NotReady(f"dataset '{dataset}' has no trained ranker to hold a {part}: run `gr-neo4j train-paths -d {dataset}` first")
     return info, ranker
 
 
@@ -319,7 +320,7 @@ def train_path_ranker(
         for h in hops:
             qs = spread(questions_of(r, info.name, split, hops=h, skip=config.skip), config.limit)
             if not qs:
-                raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
+                raise NotFound(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
             runs = [(str(h), qs, h)]
             if h < deepest and config.deep:
                 # Walked deeper than it needs; spread over the slice, as uid order groups question templates.
@@ -331,7 +332,7 @@ def train_path_ranker(
                 held[key], rest = held_out_split(ex, rng)
                 train += rest
         if not train:
-            raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to train on")
+            raise NotFound(f"no question of '{dataset}' has a relation path reaching its answers: nothing to train on")
         vectors = r.paths.cache
         ranker = fit(train, vectors, r.embedder.name, max(hops), config.epochs, config.lr, seed=config.seed)
         held_out = [ex for v in held.values() for ex in v]
@@ -393,7 +394,7 @@ def refit_hop_model(
             _, texts, labels = hop_questions(r, info.name, split, hops, config.skip)
             advance(1)
         if not texts:
-            raise RetrievalError(f"dataset '{dataset}' has no questions with hops in {hops} after the first {config.skip}")
+            raise NotFound(f"dataset '{dataset}' has no questions with hops in {hops} after the first {config.skip}")
         held = np.random.default_rng(config.seed).random(len(texts)) < HELD_OUT
         unique = sorted(set(texts))
         row = dict(zip(unique, range(len(unique))))
@@ -457,13 +458,13 @@ def refit_path_plan(
             for h in sorted(set(config.hops)):
                 qs = spread(questions_of(r, info.name, split, hops=h, skip=config.skip), config.limit)
                 if not qs:
-                    raise RetrievalError(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
+                    raise NotFound(f"dataset '{dataset}' has no questions with hops = {h} after the first {config.skip}")
                 ex = examples_of(r, info.name, qs, replace(RetrievalParams(), hops=h), progress, f"{h}-hop questions", hops=h)
                 counts[str(h)], examples[str(h)] = len(qs), len(ex)
                 held[str(h)], rest = held_out_split(ex, rng)
                 train += rest
             if not any(ex.positive.any() for ex in train):
-                raise RetrievalError(f"no question of '{dataset}' has a relation path reaching its answers: nothing to fit the path plan on")
+                raise NotFound(f"no question of '{dataset}' has a relation path reaching its answers: nothing to fit the path plan on")
             vectors = r.paths.cache
             r.paths.vectors(sorted({ex.masked for ex in train} | {ex.masked for v in held.values() for ex in v}))
             ranker = fit_plan(base, train, held, vectors, seed=config.seed)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from pcst_fast import pcst_fast
 
-from ..errors import GrNeo4jError
+from ..errors import MissingInput
 
 C = 0.01  # G-Retriever's prize decay between edge ranks
 
@@ -48,9 +48,9 @@ def check_pcst_fast() -> None:
         vertices, chosen = pcst_fast(edges, np.array([5.0, 0.0, 5.0, 1.0]), np.array([1.0, 1.0, 4.0]), -1, 1, "gw", 0)
         got = (sorted(np.asarray(vertices).tolist()), sorted(np.asarray(chosen).tolist()))
     except Exception as exc:  # any failure of the extension is the same finding
-        raise GrNeo4jError(f"pcst_fast does not run ({type(exc).__name__}: {exc}); reinstall pcst-fast2") from exc
+        raise MissingInput(f"pcst_fast does not run ({type(exc).__name__}: {exc}); reinstall pcst-fast2") from exc
     if got != ([0, 1, 2], [0, 1]):
-        raise GrNeo4jError(
+        raise MissingInput(
             f"pcst_fast is broken: a three-edge self-check chose nodes {got[0]} and edges {got[1]} instead of "
             "[0, 1, 2] and [0, 1]; install pcst-fast2 (pcst_fast 1.0.10 returns wrong indices with numpy 2)"
         )

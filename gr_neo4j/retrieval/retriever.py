@@ -35,6 +35,7 @@ import numpy as np
 from ..connection import Connection, connect
 from ..defaults import Mode, Seeds
 from ..embedder import Embedder, load_embedder
+from ..errors import NotFound, SchemaError, UsageError
 from ..settings import Settings
 from ..textualize import textualize
 from .candidates import (
@@ -48,7 +49,7 @@ from .candidates import (
 )
 from .linking import Linked, link, masked
 from .modes import Scored, Selection, path_roots, score, selector
-from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalError, RetrievalParams
+from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalParams
 from .path_ranker import PathRanker, load_ranker
 from .paths import PathScorer, complete_steps
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
@@ -136,23 +137,23 @@ class Retriever:
         """The question stored with ``graph`` of per-sample ``dataset`` (asked when none is typed)."""
         text = self.neo4j.graph_question(dataset, graph)
         if not text:
-            raise RetrievalError(f"no question is stored with graph '{graph}' of dataset '{dataset}': type one")
+            raise NotFound(f"no question is stored with graph '{graph}' of dataset '{dataset}': type one")
         return text
 
     def dataset(self, name: str | None) -> DatasetInfo:
         """The named dataset, or the only one loaded; checks it was embedded by our embedder."""
         known = self.datasets()
         if not known:
-            raise RetrievalError("no dataset is loaded: load one first (`gr-neo4j load ...`)")
+            raise NotFound("no dataset is loaded: load one first (`gr-neo4j load ...`)")
         if name is None:
             if len(known) > 1:
-                raise RetrievalError(f"several datasets are loaded ({', '.join(known)}): choose one with --dataset")
+                raise UsageError(f"several datasets are loaded ({', '.join(known)}): choose one with --dataset")
             name = next(iter(known))
         info = known.get(name)
         if info is None:
-            raise RetrievalError(f"no dataset '{name}' is loaded (loaded: {', '.join(known)})")
+            raise NotFound(f"no dataset '{name}' is loaded (loaded: {', '.join(known)})")
         if info.dimension is not None and info.dimension != self.embedder.dimension:
-            raise RetrievalError(
+            raise SchemaError(
                 f"dataset '{name}' was embedded with {info.embedder} ({info.dimension}-d) but the configured "
                 f"embedder {self.embedder.name} gives {self.embedder.dimension}-d vectors: set GR_NEO4J_EMBEDDER={info.embedder}"
             )
@@ -162,7 +163,7 @@ class Retriever:
         """:meth:`dataset`, which must be a knowledge graph for ``command`` (named in the error)."""
         info = self.dataset(name)
         if info.kind != "knowledge-graph":
-            raise RetrievalError(f"{command} needs a knowledge-graph dataset; '{info.name}' is {info.kind}")
+            raise UsageError(f"{command} needs a knowledge-graph dataset; '{info.name}' is {info.kind}")
         return info
 
     def vocab(self, dataset: str) -> RelationVocab:
@@ -219,13 +220,13 @@ class Retriever:
         ``params.link``), fetch its candidate graph (one round trip), score it. Errors name what
         is unknown."""
         if graph is None and (not question or not question.strip()):
-            raise RetrievalError("the question is empty")
+            raise UsageError("the question is empty")
         info = self.dataset(dataset)
         params = params.resolved(info.name, info.kind)
         if info.kind == "per-sample" and graph is None:
-            raise RetrievalError(f"dataset '{info.name}' holds one graph per sample: choose one with --graph ID")
+            raise UsageError(f"dataset '{info.name}' holds one graph per sample: choose one with --graph ID")
         if info.kind != "per-sample" and graph is not None:
-            raise RetrievalError(f"dataset '{info.name}' is one knowledge graph: --graph does not apply (use --entity)")
+            raise UsageError(f"dataset '{info.name}' is one knowledge graph: --graph does not apply (use --entity)")
         if not question or not question.strip():
             question = self.graph_question(info.name, str(graph))
         began = time.perf_counter()
@@ -248,13 +249,13 @@ class Retriever:
         c = self.source.fetch(query)
         fetched = time.perf_counter()
         if info.kind == "per-sample" and c.num_nodes == 0:
-            raise RetrievalError(f"no graph '{graph}' in dataset '{info.name}'")
+            raise NotFound(f"no graph '{graph}' in dataset '{info.name}'")
         found = {c.node_keys[i] for i in c.topic}
         unknown = [e for e in entities if e not in found]
         if unknown:
-            raise RetrievalError(f"unknown entit{'y' if len(unknown) == 1 else 'ies'} in dataset '{info.name}': " + ", ".join(repr(u) for u in unknown))
+            raise NotFound(f"unknown entit{'y' if len(unknown) == 1 else 'ies'} in dataset '{info.name}': " + ", ".join(repr(u) for u in unknown))
         if c.num_nodes == 0 and info.kind != "knowledge-graph":
-            raise RetrievalError(f"no candidates for this question in dataset '{info.name}' (is its vector index online?)")
+            raise NotFound(f"no candidates for this question in dataset '{info.name}' (is its vector index online?)")
         s = score(c, q)
         zero_shot = None
         if info.kind == "knowledge-graph":
