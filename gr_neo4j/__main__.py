@@ -6,8 +6,7 @@ import os
 import signal
 import sys
 
-# What a shell reports for a command ended by SIGINT (128 + 2); scripts test for it.
-INTERRUPTED = 130
+from .errors import INTERRUPTED
 
 
 def _interrupted_before_the_command(signum, frame) -> None:

@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 QUOTE_LIMIT = 80
+# The exit status of a command ended by Ctrl-C, as a shell reports one ended by SIGINT (128 + 2);
+# scripts test for it.
+INTERRUPTED = 130
 
 
 class GrNeo4jError(Exception):

@@ -58,8 +58,3 @@ retrieval.register(app)
 serve.register(app)
 train.register(app)
 
-
-def main() -> None:  # pragma: no cover - the console entry point is gr_neo4j.__main__:main
-    from ..__main__ import main as run
-
-    run()

@@ -22,9 +22,8 @@ from neo4j.exceptions import (
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
-from ..__main__ import INTERRUPTED
 from ..defaults import Decoding
-from ..errors import GrNeo4jError, driver_text, printable, shorten
+from ..errors import INTERRUPTED, GrNeo4jError, driver_text, printable, shorten
 from ..settings import Settings, load_settings
 
 # Width of stdout when it is not a terminal: wide enough that no table cell and no line is cut or
