@@ -26,8 +26,8 @@ from typing import Any
 import torch
 
 from .atomic import build_directory
-from .embedder import ModelSource
 from .errors import BadInput, MissingInput, UsageError
+from .model_source import ModelSource
 from .progress import NO_PROGRESS, Advance, Progress
 from .settings import Settings
 

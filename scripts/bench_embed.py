@@ -9,7 +9,7 @@
    texts by cosine, each backend against its own KB vectors: the share of top-k sets equal to
    torch's, the mean overlap, and the share of questions whose best relation is the same.
 4. With --int8: the same for the onnx-int8 backend (the export's weights quantised to int8 per
-   channel, see gr_neo4j.embedder_quantize), against torch and against the float32 export.
+   channel, see gr_neo4j.embedder.quantize), against torch and against the float32 export.
 
 The ONNX export (and with --int8 its quantisation) is made first if the cache
 (GR_NEO4J_HOME/cache/embedder) lacks it; its time is reported apart. Prints one JSON document (and writes it to --out). Note the load average in the
@@ -32,8 +32,8 @@ from benchlib.report import emit
 from gr_neo4j.loaders.metaqa import relation_text
 
 from gr_neo4j.embedder import Embedder, embedder_source
-from gr_neo4j.embedder_export import ensure_exported
-from gr_neo4j.embedder_quantize import ensure_quantized
+from gr_neo4j.embedder.export import ensure_exported
+from gr_neo4j.embedder.quantize import ensure_quantized
 from gr_neo4j.ingest.embed import embed_distinct
 from gr_neo4j.ingest.pipeline import EMBED_BATCH_SIZE
 from gr_neo4j.ingest.source import shared_path

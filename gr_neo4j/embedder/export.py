@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import build_directory
-from .errors import MissingInput, UsageError
-from .progress import NO_PROGRESS, Progress
+from ..atomic import build_directory
+from ..errors import MissingInput, UsageError
+from ..progress import NO_PROGRESS, Progress
 
 # Bump when the exported graph or the files change, so old caches are redone rather than misread.
 EXPORT_FORMAT = 1
@@ -179,7 +179,7 @@ def _fuse_bert(path: Path, config) -> None:
 
 def _check(name: str, out: Path, meta: dict, reference: np.ndarray) -> None:
     """Refuse an export whose vectors differ from the torch model's on the probe texts."""
-    from .embedder_onnx import OnnxEncoder
+    from .onnx import OnnxEncoder
 
     vectors = OnnxEncoder(out, meta).encode(PROBES, batch_size=len(PROBES))
     cosine = (vectors * reference).sum(axis=1)

@@ -1,4 +1,4 @@
-"""Run an exported embedding model (see `gr_neo4j.embedder_export`) with ONNX Runtime.
+"""Run an exported embedding model (see `gr_neo4j.embedder.export`) with ONNX Runtime.
 
 Needs only onnxruntime, tokenizers and numpy: no torch, transformers or sentence-transformers, so a
 command that embeds one question starts quickly. Texts are tokenized once (in parallel, in Rust),

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .embedder_export import MARKER, PROBES, built, cache_dir_for, complete, ensure_exported
-from .errors import UsageError
-from .progress import NO_PROGRESS, Progress
+from ..errors import UsageError
+from ..progress import NO_PROGRESS, Progress
+from .export import MARKER, PROBES, built, cache_dir_for, complete, ensure_exported
 
 # What was done to the weights; a change here redoes old caches rather than misreading them.
 QUANTIZATION = {"weights": "int8", "per_channel": True, "activations": "dynamic uint8", "format": 1}
@@ -60,7 +60,7 @@ def ensure_quantized(name: str, location: str, cache_root: Path, progress: Progr
 def _quantize_into(name: str, export: Path, out: Path, progress: Progress) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from .embedder_onnx import OnnxEncoder
+    from .onnx import OnnxEncoder
 
     progress.note(f"quantising the embedding model {name} to int8 (first use only)")
     for path in export.iterdir():
