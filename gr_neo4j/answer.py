@@ -34,11 +34,11 @@ from .connection import Connection, connect
 from .cypher_store import statement
 from .defaults import AnswerBy, Decoding, Objective
 from .errors import NotFound, UsageError
+from .home.layout import layout_of
 from .metrics import SEPARATOR
 from .progress import Progress
 from .retrieval import RetrievalParams, RetrievalResult, Retriever
 from .retrieval.support import SupportedAnswer, supported_answers
-from .server.layout import layout_of
 from .settings import Settings
 
 if TYPE_CHECKING:

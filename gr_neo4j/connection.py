@@ -33,8 +33,8 @@ from tenacity import (
 
 from .cypher_store import statement
 from .errors import ConnectionFailed, driver_text, quoted, shorten
-from .server.layout import layout_of
-from .server.pid import running_pid
+from .home.layout import layout_of
+from .home.pid import running_pid
 from .settings import MIN_SERVER_VERSION, Settings
 
 T = TypeVar("T")

@@ -309,9 +309,9 @@ def stop_server(settings, pid: int | None, wait_s: float = 180.0) -> str:
     (`pid`) or in the home's pid file, if that process is still this home's server. Returns how it
     ended."""
     from gr_neo4j.errors import ServerError
+    from gr_neo4j.home.layout import layout_of
+    from gr_neo4j.home.pid import is_server_of, running_pid
     from gr_neo4j.server import process
-    from gr_neo4j.server.layout import layout_of
-    from gr_neo4j.server.pid import is_server_of, running_pid
 
     layout = layout_of(settings)
     how = "stopped"

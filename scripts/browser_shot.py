@@ -17,7 +17,7 @@ import shutil
 import sys
 
 from gr_neo4j.answer import ask, browser_url, show_query
-from gr_neo4j.server.layout import layout_of
+from gr_neo4j.home.layout import layout_of
 from gr_neo4j.settings import load_settings
 
 HIDE_BANNER = """() => {

@@ -60,10 +60,10 @@ from typing import ClassVar
 
 from gr_neo4j.connection import connect
 from gr_neo4j.errors import ServerError
+from gr_neo4j.home.layout import layout_of
 from gr_neo4j.ingest.source import datasets_dir
 from gr_neo4j.server import process
 from gr_neo4j.server.install import find_installation
-from gr_neo4j.server.layout import layout_of
 from gr_neo4j.server.process import free_port
 from gr_neo4j.settings import Settings, load_settings
 

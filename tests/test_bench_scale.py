@@ -141,8 +141,8 @@ def test_the_server_is_gone_even_when_its_stop_command_cannot_find_it():
     import psutil
     from conftest import make_settings, server_home
 
+    from gr_neo4j.home.layout import layout_of
     from gr_neo4j.server import process
-    from gr_neo4j.server.layout import layout_of
 
     spec = importlib.util.spec_from_file_location("bench_scale", REPO / "scripts" / "bench_scale.py")
     bench = importlib.util.module_from_spec(spec)

@@ -76,9 +76,9 @@ def test_browser_shows_a_recorded_ask_with_its_topic_and_answers_marked(server, 
 
     from gr_neo4j.answer import ask, browser_url, show_query
     from gr_neo4j.browser import style_rules
+    from gr_neo4j.home.layout import layout_of
     from gr_neo4j.ingest.pipeline import load_dataset
     from gr_neo4j.retrieval import RetrievalParams
-    from gr_neo4j.server.layout import layout_of
 
     root = tmp_path / "metaqa"
     (root / "1-hop").mkdir(parents=True)

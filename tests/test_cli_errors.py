@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from gr_neo4j.cli import app
 from gr_neo4j.cli.common import LINE_LIMIT, handles_errors, one_line
 from gr_neo4j.connection import connect
+from gr_neo4j.home.layout import layout_of
 from gr_neo4j.server import process
-from gr_neo4j.server.layout import layout_of
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -22,11 +22,11 @@ from gr_neo4j.cli import app
 from gr_neo4j.cli.common import handles_errors
 from gr_neo4j.connection import connect
 from gr_neo4j.errors import ConnectionFailed, ServerError
+from gr_neo4j.home.layout import layout_of
+from gr_neo4j.home.pid import is_server_of
 from gr_neo4j.server import process
 from gr_neo4j.server.install import install
 from gr_neo4j.server.java import find_java
-from gr_neo4j.server.layout import layout_of
-from gr_neo4j.server.pid import is_server_of
 
 
 @pytest.fixture()

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from gr_neo4j.errors import ServerError
+from gr_neo4j.home.layout import ServerLayout
 from gr_neo4j.progress import Advance
 from gr_neo4j.server.install import _run_maven
-from gr_neo4j.server.layout import ServerLayout
 
 
 class Recorder:

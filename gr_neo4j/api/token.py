@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from ..server.layout import layout_of
+from ..home.layout import layout_of
 from ..settings import Settings
 
 TOKEN_FILE = "api-token"

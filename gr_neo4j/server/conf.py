@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..browser import post_connect_command
+from ..home.layout import ServerLayout
 from ..settings import Settings
-from .layout import ServerLayout
 
 # The JVM options of the official 5.x neo4j.conf, which the launcher (Neo4jCommand) passes to the JVM.
 OFFICIAL_JVM_OPTIONS = [

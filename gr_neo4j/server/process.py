@@ -5,7 +5,7 @@ official `bin/neo4j` script calls), so JVM options, pid file and shutdown behave
 installation. `NEO4J_HOME`/`NEO4J_CONF` point the launcher at GR_NEO4J_HOME.
 
 This module sits above `gr_neo4j.connection` (it waits for Bolt and counts through it), which in
-turn needs only the lower `server.layout` and `server.pid`: the imports form no cycle.
+turn needs only the lower `home.layout` and `home.pid`: the imports form no cycle.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from neo4j.exceptions import AuthError
 
 from ..connection import Target, connect, open_driver
 from ..errors import ConnectionFailed, ServerError
+from ..home.layout import ServerLayout, layout_of
+from ..home.pid import running_pid
 from ..progress import Progress
 from ..settings import Settings
 from .conf import render_conf
 from .install import Installation, find_installation, install
 from .java import find_java
-from .layout import ServerLayout, layout_of
-from .pid import running_pid
 
 LAUNCHER = "org.neo4j.server.startup.Neo4jCommand"
 START_TIMEOUT_S = 120.0

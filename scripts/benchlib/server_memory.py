@@ -19,8 +19,8 @@ from pathlib import Path
 
 import psutil
 
-from gr_neo4j.server.layout import layout_of
-from gr_neo4j.server.pid import running_pid
+from gr_neo4j.home.layout import layout_of
+from gr_neo4j.home.pid import running_pid
 from gr_neo4j.settings import Settings
 
 MB = 2**20
