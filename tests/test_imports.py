@@ -150,6 +150,29 @@ def test_the_checker_sees_a_cycle_and_a_hidden_import():
     assert _resolve("gr_neo4j.server.process", path, tree.body[1].body[0]) == ["gr_neo4j.connection"]
 
 
+def test_every_package_the_library_imports_is_declared():
+    """A package imported only because another dependency happens to install it breaks when that
+    one stops doing so: every third-party import of the library is a declared dependency."""
+    import importlib.metadata
+    import re
+    import sys
+
+    imported = set()
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported.add(node.module.split(".")[0])
+    imported -= set(sys.stdlib_module_names) | {"gr_neo4j"}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    declared = {re.split(r"[<>=\[ ;!~]", r)[0].lower().replace("_", "-") for r in requirements}
+    distributions = importlib.metadata.packages_distributions()
+    undeclared = sorted(m for m in imported if not {d.lower().replace("_", "-") for d in distributions.get(m, [])} & declared)
+    assert undeclared == []
+
+
 # Only scripts/ and tests use these; they are in the `test` extra, not the runtime dependencies.
 SCRIPT_AND_TEST_ONLY = ("psutil", "sklearn")
 
