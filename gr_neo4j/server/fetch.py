@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_incrementing
+
 from ..errors import ServerError
 from ..progress import NO_PROGRESS, Progress
 from .lockfile import CENTRAL, Artifact
@@ -64,7 +66,7 @@ class _Status(Exception):
         self.status = status
 
 
-class _Connections:
+class Connections:
     """One keep-alive connection per thread to the repository's host."""
 
     def __init__(self, base_url: str):
@@ -78,6 +80,11 @@ class _Connections:
         self.local = threading.local()
         self.opened: list[http.client.HTTPConnection] = []
         self.guard = threading.Lock()
+
+    def read(self, path: str) -> bytes:
+        """The whole body of GET `path` (small files: checksums, metadata)."""
+        with self.get(path) as response:
+            return response.read()
 
     def get(self, path: str) -> http.client.HTTPResponse:
         """GET `path` (relative to the base URL); the response must be read to its end or dropped."""
@@ -130,7 +137,7 @@ def fetch_artifacts(
     lib_dir.mkdir(parents=True, exist_ok=True)
     _remove_unlisted(lib_dir, {a.file_name for a in artifacts})
     stop = threading.Event()
-    connections = _Connections(base_url)
+    connections = Connections(base_url)
     downloaded = reused = nbytes = 0
     # Largest first, so that the big jars do not start last and leave one thread working alone.
     ordered = sorted(artifacts, key=lambda a: a.size, reverse=True)
@@ -161,30 +168,34 @@ def _remove_unlisted(lib_dir: Path, names: set[str]) -> None:
             path.unlink()
 
 
-def _ensure(artifact: Artifact, lib_dir: Path, connections: _Connections, stop: threading.Event) -> tuple[Artifact, bool]:
+def _ensure(artifact: Artifact, lib_dir: Path, connections: Connections, stop: threading.Event) -> tuple[Artifact, bool]:
     """Verify or download one jar; True when it was downloaded (False: the file was already right)."""
     if stop.is_set():
         raise _Stopped
     target = lib_dir / artifact.file_name
     if target.is_file() and target.stat().st_size == artifact.size and _sha1_of(target) == artifact.sha1:
         return artifact, False
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            _download(connections, artifact, target, stop)
-            return artifact, True
-        except _Stopped:
-            raise
-        except (OSError, http.client.HTTPException, _Status, _Mismatch) as exc:
-            permanent = isinstance(exc, _Status) and exc.status < 500
-            if permanent or attempt == ATTEMPTS:
-                url = f"{connections.url_root}/{artifact.url_path}"
-                raise ServerError(f"could not fetch {artifact.file_name} from {url}: {exc}") from None
-            connections.drop()  # a dropped connection, a 5xx or bad bytes: reconnect and try again
-            time.sleep(attempt)
-    raise AssertionError("unreachable")
+    # a dropped connection, a 5xx or bad bytes: reconnect and try again; a 4xx will not change
+    retrying = Retrying(
+        retry=retry_if_exception(_transient), stop=stop_after_attempt(ATTEMPTS), wait=wait_incrementing(start=1, increment=1),
+        before_sleep=lambda _: connections.drop(), reraise=True,
+    )
+    try:
+        retrying(_download, connections, artifact, target, stop)
+    except (OSError, http.client.HTTPException, _Status, _Mismatch) as exc:
+        url = f"{connections.url_root}/{artifact.url_path}"
+        raise ServerError(f"could not fetch {artifact.file_name} from {url}: {exc}") from None
+    return artifact, True
 
 
-def _download(connections: _Connections, artifact: Artifact, target: Path, stop: threading.Event) -> None:
+def _transient(exc: BaseException) -> bool:
+    """A failure that another try may not meet (not an interruption, not a 4xx)."""
+    if isinstance(exc, _Status):
+        return exc.status >= 500
+    return isinstance(exc, OSError | http.client.HTTPException | _Mismatch)
+
+
+def _download(connections: Connections, artifact: Artifact, target: Path, stop: threading.Event) -> None:
     part = target.with_name(f".{target.name}.part")
     digest = hashlib.sha1()
     size = 0

@@ -13,7 +13,6 @@ on ``pom.xml``, which is slower: Maven fetches every POM and plugin it needs, on
 
 from __future__ import annotations
 
-import fcntl
 import json
 import re
 import shutil
@@ -23,6 +22,8 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+from filelock import FileLock
 
 from ..atomic import atomic_write_text
 from ..errors import ServerError
@@ -65,8 +66,7 @@ def install(settings: Settings, progress: Progress | None = None) -> Installatio
     if existing:
         return existing
     settings.dist_dir.mkdir(parents=True, exist_ok=True)
-    with (settings.dist_dir / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(settings.dist_dir / ".install.lock"):
         return find_installation(settings) or _install_locked(settings, progress or NO_PROGRESS)
 
 

@@ -15,7 +15,6 @@ import hashlib
 import shutil
 import subprocess
 import tempfile
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from importlib import resources
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from ..errors import ServerError
 from ..settings import NEO4J_BROWSER_VERSION
-from .fetch import FETCH_THREADS, TIMEOUT_S
+from .fetch import FETCH_THREADS, Connections
 from .lockfile import CENTRAL, Artifact, Lock, default_lock_path, format_lock, make_lock
 
 
@@ -83,8 +82,11 @@ def _checked(resolved: tuple[str, str, str, str, Path]) -> Artifact:
     data = path.read_bytes()
     artifact = Artifact(group, name, version, classifier, len(data), hashlib.sha1(data).hexdigest())
     url = f"{CENTRAL}/{artifact.url_path}.sha1"
-    with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
-        published = response.read().decode().split()[0].lower()
+    connections = Connections(CENTRAL)
+    try:
+        published = connections.read(f"{artifact.url_path}.sha1").decode().split()[0].lower()
+    finally:
+        connections.close_all()
     if published != artifact.sha1:
         raise ServerError(f"{path}: SHA-1 {artifact.sha1} differs from Maven Central's {published} ({url})")
     return artifact
