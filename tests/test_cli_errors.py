@@ -86,7 +86,7 @@ def test_stopped_managed_server_is_said_at_once(stopped_home):
     began = time.monotonic()
     line = error_line(invoke(app, ["stats"], env_of(stopped_home)))
     assert line == f"error: the managed Neo4j in {stopped_home.home} is not running: run `gr-neo4j db start`"
-    assert time.monotonic() - began < 2
+    assert time.monotonic() - began < 5  # a CLI start and one check, not the 8 s of connection retries
 
 
 def test_non_utf8_argument_is_a_usage_error(stopped_home):

@@ -114,7 +114,7 @@ def test_stopped_server_gives_a_clear_error_at_once(lifecycle_settings):
     began = time.monotonic()
     with pytest.raises(ConnectionFailed, match=f"the managed Neo4j in {lifecycle_settings.home} is not running: run `gr-neo4j db start`"):
         connect(lifecycle_settings)
-    assert time.monotonic() - began < 1  # no 8 s of retries against a port nothing will open
+    assert time.monotonic() - began < 4  # not the 8 s of retries against a port nothing will open (a loaded machine is slow, not 8 s slow)
 
 
 def test_start_makes_the_home_private_and_ignores_a_stale_pid(lifecycle_settings, imposter):
@@ -213,7 +213,7 @@ def test_server_killed_mid_command_is_one_line(lifecycle_settings):
     result = CliRunner().invoke(app, ["stats"], env=env)
     assert result.exit_code == 1
     assert result.output.strip() == f"error: the managed Neo4j in {s.home} is not running: run `gr-neo4j db start`"
-    assert time.monotonic() - began < 2
+    assert time.monotonic() - began < 5  # a CLI start and one check, not the 8 s of connection retries
 
 
 def test_port_probe_ignores_time_wait():
