@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..defaults import AnswerBy, Mode
-from ..retrieval.params import MAX_HOPS, RetrievalParams
+from ..retrieval.params import HELP, MAX_HOPS, RetrievalParams
 from .config import MAX_ENTITIES, MAX_QUESTION_CHARS
 
 DEFAULTS = RetrievalParams  # the dataclass's field defaults are the requests' defaults, as the CLI's
@@ -31,19 +31,19 @@ class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question, as typed.")
-    dataset: str | None = Field(None, max_length=200, description="Dataset name (default: the only one loaded).")
-    graph: str | None = Field(None, max_length=200, description="Sample id of a per-sample dataset (ExplaGraphs, scene graphs).")
-    entity: list[str] = Field([], max_length=MAX_ENTITIES, description="Topic entities (exact keys); overrides linking.")
-    hops: int | None = Field(DEFAULTS.hops, ge=0, le=MAX_HOPS, description="Expansion depth around the seeds on knowledge graphs (default: as `ask`).")
-    topk: int = Field(DEFAULTS.topk, ge=0, le=100, description="Nodes that get a PCST prize.")
-    topk_e: int | None = Field(None, ge=0, le=100, description="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
-    cost_e: float = Field(DEFAULTS.cost_e, ge=0, description="PCST edge cost.")
-    mode: Mode | None = Field(None, description="Subgraph selection (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).")
-    max_paths: int = Field(DEFAULTS.max_paths, ge=1, le=1000, description="paths mode: relation paths whose ends are kept.")
-    node_budget: int = Field(DEFAULTS.node_budget, ge=1, le=1000, description="paths mode: at most this many nodes.")
-    answer_cap: int = Field(DEFAULTS.answer_cap, ge=0, le=10000, description="paths mode: nodes kept for the best two paths' ends (0: off).")
-    link: bool = Field(DEFAULTS.link, description="Link the entities the question names as its topic entities.")
-    path_ranker: bool = Field(DEFAULTS.path_ranker, description="paths mode: use the dataset's trained relation-path ranker and hop model; false: zero-shot, as untrained.")
+    dataset: str | None = Field(None, max_length=200, description=HELP["dataset"])
+    graph: str | None = Field(None, max_length=200, description=HELP["graph"])
+    entity: list[str] = Field([], max_length=MAX_ENTITIES, description=HELP["entity"])
+    hops: int | None = Field(DEFAULTS.hops, ge=0, le=MAX_HOPS, description=HELP["hops"])
+    topk: int = Field(DEFAULTS.topk, ge=0, le=100, description=HELP["topk"])
+    topk_e: int | None = Field(None, ge=0, le=100, description=HELP["topk_e"])
+    cost_e: float = Field(DEFAULTS.cost_e, ge=0, description=HELP["cost_e"])
+    mode: Mode | None = Field(None, description=HELP["mode"])
+    max_paths: int = Field(DEFAULTS.max_paths, ge=1, le=1000, description=HELP["max_paths"])
+    node_budget: int = Field(DEFAULTS.node_budget, ge=1, le=1000, description=HELP["node_budget"])
+    answer_cap: int = Field(DEFAULTS.answer_cap, ge=0, le=10000, description=HELP["answer_cap"])
+    link: bool = Field(DEFAULTS.link, description=HELP["link"])
+    path_ranker: bool = Field(DEFAULTS.path_ranker, description=HELP["path_ranker"])
     record: bool = Field(True, description="Record a Retrieval node (GET /retrievals/{id}); false for read-only users.")
 
     @field_validator("question")

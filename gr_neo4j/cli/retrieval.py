@@ -12,38 +12,22 @@ import typer
 from rich.table import Table
 
 from ..defaults import AnswerBy, Decoding, Mode, PathFit
-from ..retrieval.params import DEFAULT_HOPS, MAX_HOPS, CandidateLimits, PathTraining, RetrievalParams
+from ..retrieval.params import HELP, CandidateLimits, PathTraining, RetrievalParams
 from .common import DECODING, JSON, console, err_console, handles_errors, print_json, settings_from
 from .progress import RichProgress
 
-DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' defaults
-HOPS = typer.Option(
-    DEFAULTS.hops, "--hops", show_default=False,
-    help=f"Expansion depth around the seeds on knowledge graphs (0-{MAX_HOPS}). Default: the relations the question needs, "
-    f"as the dataset's hop model (train-paths) predicts; without one, paths mode reads it from the question "
-    f"(relation paths of 1-{MAX_HOPS} relations compete), other modes walk {DEFAULT_HOPS}.",
-)
-TOPK = typer.Option(DEFAULTS.topk, "--topk", help="Nodes that get a PCST prize (G-Retriever's topk).")
-TOPK_E = typer.Option(None, "--topk-e", help="Distinct edge scores that get a prize (default: 5; 3 on scene graphs).")
-COST_E = typer.Option(DEFAULTS.cost_e, "--cost-e", help="PCST edge cost (G-Retriever's cost_e).")
-MODE = typer.Option(None, "--mode", help="Subgraph selection (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).")
-DATASET = typer.Option(None, "--dataset", "-d", help="Dataset name (default: the only one loaded).")
-MAX_PATHS = typer.Option(DEFAULTS.max_paths, "--max-paths", help="paths mode: relation paths (most similar to the question) whose ends are kept.")
-NODE_BUDGET = typer.Option(DEFAULTS.node_budget, "--node-budget", help="paths mode: at most this many nodes.")
-ANSWER_CAP = typer.Option(
-    DEFAULTS.answer_cap, "--answer-cap",
-    help="paths mode: first keep every end of the best two relation paths (all the answers), completed past the candidate caps, up to this many nodes (0: off).",
-)
-LINK = typer.Option(
-    DEFAULTS.link, "--link/--no-link",
-    help="Knowledge graphs without --entity: the entities the question names are its topic entities (off: vector seeds only).",
-)
-
-PATH_RANKER = typer.Option(
-    DEFAULTS.path_ranker, "--path-ranker/--no-path-ranker",
-    help="paths mode: rank relation paths and choose the depth with the dataset's trained ranker and hop model when it has them "
-    "(`gr-neo4j train-paths`); off: as untrained, both read from the question zero-shot.",
-)
+DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' defaults, HELP their help
+HOPS = typer.Option(DEFAULTS.hops, "--hops", show_default=False, help=HELP["hops"])
+TOPK = typer.Option(DEFAULTS.topk, "--topk", help=HELP["topk"])
+TOPK_E = typer.Option(None, "--topk-e", help=HELP["topk_e"])
+COST_E = typer.Option(DEFAULTS.cost_e, "--cost-e", help=HELP["cost_e"])
+MODE = typer.Option(None, "--mode", help=HELP["mode"])
+DATASET = typer.Option(None, "--dataset", "-d", help=HELP["dataset"])
+MAX_PATHS = typer.Option(DEFAULTS.max_paths, "--max-paths", help=HELP["max_paths"])
+NODE_BUDGET = typer.Option(DEFAULTS.node_budget, "--node-budget", help=HELP["node_budget"])
+ANSWER_CAP = typer.Option(DEFAULTS.answer_cap, "--answer-cap", help=HELP["answer_cap"])
+LINK = typer.Option(DEFAULTS.link, "--link/--no-link", help=HELP["link"])
+PATH_RANKER = typer.Option(DEFAULTS.path_ranker, "--path-ranker/--no-path-ranker", help=HELP["path_ranker"])
 
 
 def _params(
@@ -78,8 +62,8 @@ def ask(
     question: str = typer.Argument("", help="The question, in quotes; with --graph it may be left out, and the question "
                                     "stored with that graph is asked (ExplaGraphs: its two arguments).", show_default=False),
     dataset: str | None = DATASET,
-    graph: str | None = typer.Option(None, "--graph", "-g", help="Sample id of a per-sample dataset (ExplaGraphs, scene graphs)."),
-    entity: list[str] = typer.Option([], "--entity", "-e", help="Topic entity (exact key) to expand from; repeatable; overrides linking."),
+    graph: str | None = typer.Option(None, "--graph", "-g", help=HELP["graph"]),
+    entity: list[str] = typer.Option([], "--entity", "-e", help=HELP["entity"]),
     hops: int | None = HOPS,
     topk: int = TOPK,
     topk_e: int | None = TOPK_E,

@@ -35,6 +35,29 @@ class CandidateLimits:
 DEFAULT_HOPS = 2  # the depth when a dataset has no hop model to predict it
 
 
+# What each retrieval option does, written once for `ask`, `retrieve` and `eval-retrieval` (the
+# CLI's help) and for the HTTP API's request models (their OpenAPI descriptions).
+HELP = {
+    "dataset": "Dataset name (default: the only one loaded).",
+    "graph": "Sample id of a per-sample dataset (ExplaGraphs, scene graphs).",
+    "entity": "Topic entities (exact keys) to expand from; repeat for several; overrides linking.",
+    "hops": f"Expansion depth around the seeds on knowledge graphs (0-{MAX_HOPS}). Default: the relations the question needs, "
+    f"as the dataset's hop model (train-paths) predicts; without one, paths mode reads it from the question "
+    f"(relation paths of 1-{MAX_HOPS} relations compete), other modes walk {DEFAULT_HOPS}.",
+    "topk": "Nodes that get a PCST prize (G-Retriever's topk).",
+    "topk_e": "Distinct edge scores that get a prize (default: the dataset's, 5; 3 on scene graphs).",
+    "cost_e": "PCST edge cost (G-Retriever's cost_e).",
+    "mode": "Subgraph selection (default: paths on knowledge graphs, whole on ExplaGraphs, reference otherwise).",
+    "max_paths": "paths mode: relation paths (most similar to the question) whose ends are kept.",
+    "node_budget": "paths mode: at most this many nodes.",
+    "answer_cap": "paths mode: first keep every end of the best two relation paths (all the answers), completed past "
+    "the candidate caps, up to this many nodes (0: off).",
+    "link": "Knowledge graphs without --entity: the entities the question names are its topic entities (off: vector seeds only).",
+    "path_ranker": "paths mode: rank relation paths and choose the depth with the dataset's trained ranker and hop model when "
+    "it has them (`gr-neo4j train-paths`); off: as untrained, both read from the question zero-shot.",
+}
+
+
 @dataclass(frozen=True)
 class RetrievalParams:
     """Knobs of one retrieval; None means the default for the dataset.
