@@ -250,14 +250,25 @@ def ablation() -> str:
             metric = next(k for k in row if k.startswith("test_") and k != "test_answered")
             rows.append([what, num(row[metric]), num(row.get("outside")), num(row.get("train_samples_per_s"), 2),
                          num(row["train_seconds"] / 60, 0) if "train_seconds" in row else "–", str(row.get("epochs_run", "–"))])
-        majority = f" Majority class: {num(r['majority_class']['test_accuracy'])}." if "majority_class" in r else ""
-        parts.append(f"""{r['dataset']}, {r['sizes']['train']} / {r['sizes']['val']} / {r['sizes']['test']} samples, decoding held to the
+        if "majority_class" in r:
+            baseline = f" Majority class: {num(r['majority_class']['test_accuracy'])}."
+            samples = "whole graphs of the TSV"
+        else:
+            baseline = (f" A node drawn at random from the subgraph's nodes the question does not name: Hit@1 "
+                        f"{num(r['random_node']['test_hit@1'])}.") if "random_node" in r else ""
+            samples = (f"the subgraphs `ask` retrieves with the trained path ranker for the first dev questions, written by "
+                       f"`gr-neo4j retrieve --dataset {r['dataset']} --split dev --limit {sum(r['sizes'].values())} --out FILE`")
+        dataset = name.removeprefix("ablation_")
+        curves = f"\n\n![Ablation on {dataset}: validation curves](img/{name}.png)" if (ROOT / "docs" / "img" / f"{name}.png").is_file() else ""
+        commands = sorted({row["provenance"]["command"] for row in r["rows"].values() if "provenance" in row})
+        ran = "".join(f"\n- row run by `{c}`" for c in commands) if len(commands) > 1 else ""
+        parts.append(f"""{r['dataset']}, {r['sizes']['train']} / {r['sizes']['val']} / {r['sizes']['test']} samples ({samples}), decoding held to the
 {'labels' if r['dataset'] == 'explagraphs' else "subgraph's node texts"}; LoRA r {c['lora_r']} on {c['lora_targets']}, rates {c['lr']} (LoRA) and
-{c['graph_lr']} (GNN, projector), {c['epochs']} epochs at most, {c['minutes']:g} minutes per row.{majority}
+{c['graph_lr']} (GNN, projector), {c['epochs']} epochs at most, {c['minutes']:g} minutes of training per row.{baseline}
 
-{table(["model", "test " + metric.removeprefix("test_"), "answers outside the subgraph", "train samples/s", "minutes", "epochs"], rows)}
+{table(["model", "test " + metric.removeprefix("test_"), "answers outside the subgraph", "train samples/s", "minutes (training, validation)", "epochs begun"], rows)}{curves}
 
-{source(name)}""")
+{source(name)}{ran}""")
     return "Each row trained and scored on the same split by `scripts/bench_ablation.py`.\n\n" + "\n\n".join(parts)
 
 
