@@ -49,7 +49,7 @@ def test_limit_caps_questions_per_file_but_loads_the_whole_kb(server, conn):
 
 
 def test_wrong_path_is_one_clear_error(server, conn, tmp_path):
-    from gr_neo4j.ingest import MissingInput
+    from gr_neo4j.errors import MissingInput
 
     with pytest.raises(MissingInput, match="kb.txt does not exist"):
         load_dataset(server, "metaqa", path=tmp_path, embedder=tiny_embedder())
