@@ -23,13 +23,16 @@ def running_pid(layout: ServerLayout) -> int | None:
         pid = int(layout.pid_file.read_text().strip())
     except (FileNotFoundError, ValueError):
         return None
-    if pid <= 0:
-        return None
+    return pid if pid > 0 and pid_is_server_of(pid, layout.home) else None
+
+
+def pid_is_server_of(pid: int, home: Path) -> bool:
+    """True while process ``pid`` is this home's server (False once gone, or a zombie)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:  # gone, or a process we may not inspect: not ours to stop
-        return None
-    return pid if is_server_of(argv, layout.home) else None
+        return False
+    return is_server_of(argv, home)
 
 
 def is_server_of(argv: list[bytes], home: Path) -> bool:

@@ -25,7 +25,7 @@ from neo4j.exceptions import AuthError
 from ..connection import Target, connect, open_driver
 from ..errors import ConnectionFailed, ServerError
 from ..home.layout import ServerLayout, layout_of
-from ..home.pid import running_pid
+from ..home.pid import pid_is_server_of, running_pid
 from ..progress import Progress
 from ..settings import Settings
 from .conf import render_conf
@@ -116,21 +116,24 @@ def _kill(layout: ServerLayout, grace_s: float = 30.0) -> None:
     pid = running_pid(layout)
     if pid:
         os.kill(pid, signal.SIGTERM)
-        if not _gone(layout, grace_s):
+        if not _gone(pid, layout, grace_s):
             os.kill(pid, signal.SIGKILL)
             # A killed JVM lives on while the kernel frees its heap: wait, or the next start
             # finds it still holding the store lock and the ports.
-            _gone(layout, 30.0)
+            _gone(pid, layout, 30.0)
     layout.pid_file.unlink(missing_ok=True)
     layout.state_file.unlink(missing_ok=True)
 
 
-def _gone(layout: ServerLayout, within_s: float) -> bool:
-    """Wait up to ``within_s`` for this home's server to exit; True once it has."""
+def _gone(pid: int, layout: ServerLayout, within_s: float) -> bool:
+    """Wait up to ``within_s`` for process ``pid`` to end; True once it has.
+
+    The process is watched, not the pid file: Neo4j deletes that file while it shuts down,
+    a second or more before the JVM exits."""
     deadline = time.monotonic() + within_s
-    while running_pid(layout) and time.monotonic() < deadline:
+    while pid_is_server_of(pid, layout.home) and time.monotonic() < deadline:
         time.sleep(0.2)
-    return running_pid(layout) is None
+    return not pid_is_server_of(pid, layout.home)
 
 
 def status(settings: Settings, with_counts: bool = False) -> ServerInfo:
