@@ -22,7 +22,7 @@ from pathlib import Path
 from gr_neo4j.errors import MissingInput
 from gr_neo4j.ingest.facts import Answers, DatasetFacts
 from gr_neo4j.ingest.records import PER_SAMPLE, BadRecord, Edge, Fragment, GraphRecord, Node, QuestionRecord
-from gr_neo4j.ingest.source import LoaderSpec, data_lines, shared_path
+from gr_neo4j.ingest.source import LoaderSpec, data_lines, limited, shared_path
 from gr_neo4j.ingest.split import paper_split, split_of_rows
 
 NAME = "explagraphs"
@@ -140,15 +140,13 @@ def row_fragment(where: str, row: int, line: str, split: str) -> Fragment | BadR
 
 def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -> Iterator[Fragment | BadRecord]:
     lines = list(data_rows(source_files(path)))
-    split_names = split_of_rows(len(lines))
-    taken = 0
-    for row, (where, line) in enumerate(lines):
-        if limit is not None and taken >= limit:
-            return
-        if splits is not None and split_names[row] not in splits:
-            continue
-        taken += 1
-        yield line if isinstance(line, BadRecord) else row_fragment(where, row, line, split_names[row])
+    split_names = split_of_rows(len(lines))  # by row number, bad rows included: splits never shift
+    rows = (
+        line if isinstance(line, BadRecord) else (where, row, line, split_names[row])
+        for row, (where, line) in enumerate(lines)
+        if splits is None or split_names[row] in splits
+    )
+    yield from limited(rows, limit, lambda r: row_fragment(*r))
 
 
 def read_rows(path: str | Path) -> list[ExplaGraphsRow]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gr_neo4j.errors import MissingInput
 from gr_neo4j.ingest.records import KNOWLEDGE_GRAPH, BadRecord, Edge, Fragment, Node, QuestionRecord
-from gr_neo4j.ingest.source import LoaderSpec, data_lines, shared_path
+from gr_neo4j.ingest.source import LoaderSpec, data_lines, limited, shared_path
 
 NAME = "metaqa"
 SPLITS = ("train", "dev", "test")
@@ -70,36 +70,37 @@ def read_kb(path: Path) -> Iterator[Fragment | BadRecord]:
 
 
 def read_questions(path: Path, hops: int, split: str, limit: int | None) -> Iterator[Fragment | BadRecord]:
-    taken = 0
-    for item in data_lines(path):
-        if limit is not None and taken >= limit:
-            return
-        if isinstance(item, BadRecord):
-            yield item
-            continue
-        where, lineno, line = item
-        parts = line.split("\t")
-        if len(parts) != 2:
-            yield BadRecord(where, f"wrong column count: expected question<TAB>answers, got {len(parts)} field(s)")
-            continue
-        question, answer_field = parts
-        topics = TOPIC.findall(question)
-        if not topics:
-            yield BadRecord(where, "no topic entity: the question has no [entity] in brackets")
-            continue
-        answers = [a.strip() for a in answer_field.split("|") if a.strip()]
-        if not answers:
-            yield BadRecord(where, "no answers after the tab")
-            continue
-        taken += 1
-        text = question.replace("[", "").replace("]", "").strip()
-        qid = f"{hops}-hop/{split}/{lineno}"
-        yield Fragment(
-            where,
-            questions=[
-                QuestionRecord(qid, split, text, answers, topics=[t.strip() for t in topics], answer_keys=answers, props={"hops": hops})
-            ],
-        )
+    yield from limited(data_lines(path), limit, lambda line: question_fragment(line, hops, split))
+
+
+def question_fragment(line: tuple[str, int, str], hops: int, split: str) -> Fragment | BadRecord:
+    """One ``question<TAB>answer|answer`` line; the topic is the [bracketed] entity."""
+    where, lineno, text = line
+    parts = text.split("\t")
+    if len(parts) != 2:
+        return BadRecord(where, f"wrong column count: expected question<TAB>answers, got {len(parts)} field(s)")
+    question, answer_field = parts
+    topics = TOPIC.findall(question)
+    if not topics:
+        return BadRecord(where, "no topic entity: the question has no [entity] in brackets")
+    answers = [a.strip() for a in answer_field.split("|") if a.strip()]
+    if not answers:
+        return BadRecord(where, "no answers after the tab")
+    qid = f"{hops}-hop/{split}/{lineno}"
+    return Fragment(
+        where,
+        questions=[
+            QuestionRecord(
+                qid,
+                split,
+                question.replace("[", "").replace("]", "").strip(),
+                answers,
+                topics=[t.strip() for t in topics],
+                answer_keys=answers,
+                props={"hops": hops},
+            )
+        ],
+    )
 
 
 def read(root: Path, splits: set[str] | None = None, limit: int | None = None) -> Iterator[Fragment | BadRecord]:

@@ -23,7 +23,7 @@ from typing import Any
 from gr_neo4j.errors import MissingInput
 from gr_neo4j.ingest.facts import Answers, DatasetFacts
 from gr_neo4j.ingest.records import PER_SAMPLE, BadRecord, Edge, Fragment, GraphRecord, Node, QuestionRecord
-from gr_neo4j.ingest.source import LoaderSpec, csv_rows
+from gr_neo4j.ingest.source import LoaderSpec, csv_rows, limited
 from gr_neo4j.ingest.split import split_of_groups
 
 NAME = "scene_graphs"
@@ -141,14 +141,11 @@ def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -
     questions: list[tuple[str, str, dict]] = []
     for qfile in question_files:
         reader = _questions_csv(qfile) if qfile.suffix == ".csv" else _questions_json(qfile)
-        taken = 0
-        for item in reader:
+        for item in limited(reader, limit):
             if isinstance(item, BadRecord):
                 yield item
-                continue
-            if limit is None or taken < limit:
+            else:
                 questions.append(item)
-                taken += 1
     split_of = split_of_groups([q["image_id"] for _, _, q in questions])
     wanted = [(w, qid, q) for w, qid, q in questions if splits is None or split_of[q["image_id"]] in splits]
     images = {q["image_id"] for _, _, q in wanted}
@@ -162,16 +159,11 @@ def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -
         if not isinstance(data, dict):
             yield BadRecord(str(gfile), "bad scene graphs file: expected a JSON object {image id: scene graph}")
             continue
-        taken = 0
-        for image_id, scene in data.items():
-            if question_files and image_id not in images:
-                continue
-            if not question_files and limit is not None and taken >= limit:
-                break
-            taken += 1
-            fragment = graph_fragment(f"{gfile}: image {image_id}", image_id, scene)
+        # With questions, their images are the graphs to load; without, the first ``limit``.
+        scenes = ((i, s) for i, s in data.items() if not question_files or i in images)
+        for fragment in limited(scenes, None if question_files else limit, lambda s, f=gfile: graph_fragment(f"{f}: image {s[0]}", *s)):
             if isinstance(fragment, Fragment):
-                found.add(image_id)
+                found.add(fragment.graph.graph)
             yield fragment
 
     for where, qid, q in wanted:

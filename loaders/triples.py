@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gr_neo4j.errors import MissingInput
 from gr_neo4j.ingest.records import BadRecord, Edge, Fragment, GraphRecord, Node
-from gr_neo4j.ingest.source import LoaderSpec, csv_rows, data_lines
+from gr_neo4j.ingest.source import LoaderSpec, csv_rows, data_lines, limited
 
 NAME = "triples"
 SUFFIXES = (".tsv", ".csv", ".jsonl")
@@ -75,47 +75,42 @@ def _rows(path: Path) -> Iterator[tuple[str, list[str]] | BadRecord]:
         yield item if isinstance(item, BadRecord) else (item[0], item[2].split("\t"))
 
 
-def _delimited(path: Path, index: GraphIndex, limit: int | None) -> Iterator[Fragment | BadRecord]:
+def _table(path: Path) -> Iterator[tuple[str, list[str], bool] | BadRecord]:
+    """(where, fields, with_graph) of every data row: the first row decides whether a fourth column
+    names the graph, and is left out when it is the header."""
     with_graph = None
-    taken = 0
     for item in _rows(path):
         if isinstance(item, BadRecord):
             yield item
             continue
         where, row = item
         if with_graph is None:
+            with_graph = len(row) == 4
             lowered = [c.strip().lower() for c in row]
             if lowered[:3] == HEADER and lowered[3:] in ([], ["graph"]):
-                with_graph = len(row) == 4
                 continue
-            with_graph = len(row) == 4
-        if limit is not None and taken >= limit:
-            return
-        taken += 1
-        yield row_fragment(where, row, index, with_graph)
+        yield where, row, with_graph
+
+
+def _delimited(path: Path, index: GraphIndex, limit: int | None) -> Iterator[Fragment | BadRecord]:
+    yield from limited(_table(path), limit, lambda r: row_fragment(r[0], r[1], index, r[2]))
 
 
 def _json_lines(path: Path, index: GraphIndex, limit: int | None) -> Iterator[Fragment | BadRecord]:
-    taken = 0
-    for item in data_lines(path):
-        if limit is not None and taken >= limit:
-            return
-        if isinstance(item, BadRecord):
-            yield item
-            continue
-        where, _, line = item
-        taken += 1
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield BadRecord(where, f"bad JSON: {exc.msg} (column {exc.colno})")
-            continue
-        if not isinstance(obj, dict) or any(k not in obj for k in HEADER):
-            yield BadRecord(where, "missing field(s): each line needs head, relation and tail")
-            continue
-        with_graph = obj.get("graph") is not None
-        values = [obj["head"], obj["relation"], obj["tail"]] + ([obj["graph"]] if with_graph else [])
-        yield row_fragment(where, values, index, with_graph)
+    yield from limited(data_lines(path), limit, lambda line: _json_fragment(line, index))
+
+
+def _json_fragment(line: tuple[str, int, str], index: GraphIndex) -> Fragment | BadRecord:
+    where, _, text = line
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return BadRecord(where, f"bad JSON: {exc.msg} (column {exc.colno})")
+    if not isinstance(obj, dict) or any(k not in obj for k in HEADER):
+        return BadRecord(where, "missing field(s): each line needs head, relation and tail")
+    with_graph = obj.get("graph") is not None
+    values = [obj["head"], obj["relation"], obj["tail"]] + ([obj["graph"]] if with_graph else [])
+    return row_fragment(where, values, index, with_graph)
 
 
 def source_files(path: Path) -> list[Path]:

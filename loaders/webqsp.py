@@ -23,7 +23,7 @@ from typing import Any
 
 from gr_neo4j.errors import MissingInput
 from gr_neo4j.ingest.records import KNOWLEDGE_GRAPH, BadRecord, Edge, Fragment, Node, QuestionRecord
-from gr_neo4j.ingest.source import LoaderSpec, data_lines
+from gr_neo4j.ingest.source import LoaderSpec, data_lines, limited
 
 NAME = "webqsp"
 SPLITS = ("train", "validation", "test")
@@ -127,15 +127,7 @@ def read(path: Path, splits: set[str] | None = None, limit: int | None = None) -
         split = split_of(file)
         if splits is not None and split not in splits:
             continue
-        taken = 0
-        for item in _records(file):
-            if limit is not None and taken >= limit:
-                break
-            if isinstance(item, BadRecord):
-                yield item
-                continue
-            taken += 1
-            yield record_fragment(item[0], split, item[1])
+        yield from limited(_records(file), limit, lambda r, split=split: record_fragment(r[0], split, r[1]))
 
 
 def fetch_from_hub() -> Path:

@@ -8,6 +8,7 @@ from test_load_support import counts, tiny_embedder
 
 from gr_neo4j.errors import BadInput
 from gr_neo4j.ingest import load_dataset
+from loaders import explagraphs, metaqa, triples
 
 # dataset, file (or MetaQA directory), where the bad record is, reason, a Cypher count that must be 0 after 'skip' (the bad record's data),
 # and the number of graphs or questions the good records give
@@ -55,6 +56,23 @@ def test_skip_writes_the_rest_and_reports_the_skipped(server, conn, dataset, pat
     assert conn.query(bad_query)[0]["n"] == 0
     key, expected = good
     assert counts(conn, dataset)[key] == expected
+
+
+def test_limit_counts_good_records_only(tmp_path):
+    # Every loader means the same by --limit: that many good records; a bad one does not use it up.
+    def kinds(fragments) -> list[str]:
+        return [type(f).__name__ for f in fragments]
+
+    good_row = "Cannabis should be legal.\tMarijuana is fine.\tsupport\t(cannabis; synonym of; marijuana)\n"
+    (tmp_path / "train.tsv").write_text("two\tcolumns\n" + good_row * 2)
+    assert kinds(explagraphs.read(tmp_path, limit=1)) == ["BadRecord", "Fragment"]
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text('{"head": "a"\n' + '{"head": "a", "relation": "r", "tail": "b"}\n' * 2)
+    assert kinds(triples.read(jsonl, limit=1)) == ["BadRecord", "Fragment"]
+    questions = tmp_path / "qa_dev.txt"
+    questions.write_text("no topic\tx\nwho directed [Heat]\tMichael Mann\nwho wrote [Heat]\tMichael Mann\n")
+    assert kinds(metaqa.read_questions(questions, 1, "dev", limit=1)) == ["BadRecord", "Fragment"]
+    assert kinds(metaqa.read_questions(questions, 1, "dev", limit=None)) == ["BadRecord", "Fragment", "Fragment"]
 
 
 def test_truncated_json_file_is_reported_with_line_and_column(server, conn):

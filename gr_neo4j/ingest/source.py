@@ -12,10 +12,10 @@ import csv
 import functools
 import importlib
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import MissingInput
 from .facts import DatasetFacts
@@ -23,6 +23,9 @@ from .records import BadRecord, Fragment
 
 if TYPE_CHECKING:
     from ..settings import Settings
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # A NUL byte in the first block marks a binary file (as git and grep decide); text formats never hold one.
 BINARY_PROBE = 8192
@@ -58,6 +61,23 @@ def text_lines(path: Path) -> Iterator[tuple[str, int, str | BadRecord]]:
                 raw = raw[3:]
             where = f"{path}:{lineno}"
             yield where, lineno, decode_line(where, raw.rstrip(b"\r\n"))
+
+
+def limited(items: Iterable[T | BadRecord], limit: int | None, convert: Callable[[T], R | BadRecord] = lambda x: x) -> Iterator[R | BadRecord]:
+    """``convert`` of each item, until ``limit`` of them have come out good (None: no limit).
+
+    What every loader's ``limit`` means: that many good records. Bad ones (an item that is a
+    `BadRecord`, or one ``convert`` turns into one) pass through uncounted, so a load with
+    ``--on-error skip`` still gets ``limit`` records; reading stops at the limit.
+    """
+    taken = 0
+    for item in items:
+        if limit is not None and taken >= limit:
+            return
+        out = item if isinstance(item, BadRecord) else convert(item)
+        if not isinstance(out, BadRecord):
+            taken += 1
+        yield out
 
 
 def data_lines(path: Path) -> Iterator[tuple[str, int, str] | BadRecord]:
