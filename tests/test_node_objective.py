@@ -39,7 +39,7 @@ def no_llm(*args, **kwargs):
 
 
 def test_node_objective_trains_the_head_alone_and_eval_scores_it_per_hop(tmp_path, monkeypatch):
-    monkeypatch.setattr("gr_neo4j.model.training.load_llm_named", no_llm)
+    monkeypatch.setattr("gr_neo4j.model.objectives.load_llm_named", no_llm)
     monkeypatch.setattr("gr_neo4j.model.checkpoint.load_llm_named", no_llm)
     splits = {"train": star_samples(120, 0), "val": star_samples(20, 2), "test": star_samples(20, 3)}
     config = TrainConfig(out=tmp_path / "ckpt", epochs=12, **NODE)
@@ -167,7 +167,7 @@ def test_train_help_lists_the_objectives_and_a_node_run_needs_no_llm(tmp_path, m
     samples = tmp_path / "s.pt"
     save_samples(samples, star_samples(20, 0))
     out = tmp_path / "ckpt"
-    monkeypatch.setattr("gr_neo4j.model.training.load_llm_named", no_llm)
+    monkeypatch.setattr("gr_neo4j.model.objectives.load_llm_named", no_llm)
     result = runner.invoke(app, ["train", "--dataset", "metaqa", "--retrieved", str(samples), "--out", str(out),
                                  "--objective", "node", "--epochs", "1"])
     assert result.exit_code == 0, result.output

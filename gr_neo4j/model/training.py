@@ -17,26 +17,22 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from ..atomic import atomic_path
-from ..defaults import Gnn, Objective
+from ..defaults import Gnn
 from ..errors import CheckpointMismatch, MissingInput, UsageError
-from ..ingest.facts import Answers
-from ..metrics import kind_of
 from ..progress import NO_PROGRESS, Progress
 from ..samples import SubgraphSample
-from .answer_head import NodeModel, fill_question_vectors, positive_weight
-from .batching import bucketed_batches, sorted_batches, text_length
-from .checkpoint import CONFIG, FORMAT, RESUME, load_llm_named, read_config, save_weights, write_json
+from .batching import bucketed_batches, text_length
+from .checkpoint import CONFIG, FORMAT, RESUME, read_config, save_weights, write_json
 from .config import ModelConfig, TrainConfig
 from .datasets import load_splits
 from .gretriever import GRetrieverModel
-from .label_model import ENCODER, LabelModel
+from .objectives import trainer_for
 from .plot import plot_curves
 
 
@@ -72,55 +68,6 @@ def lr_schedule(opt: torch.optim.Optimizer, steps_per_epoch: int, config: TrainC
         min_lr_rate=min(config.min_lr / config.peak_lr, 1.0) if config.peak_lr > 0 else 0.0)
 
 
-def model_config(config: TrainConfig, llm_name: str, embed_dim: int, embedder: str) -> ModelConfig:
-    return ModelConfig(llm=llm_name, embed_dim=embed_dim, embedder=embedder, gnn=config.gnn, gnn_layers=config.gnn_layers,
-                       gnn_hidden=config.gnn_hidden, gnn_heads=config.gnn_heads, graph_tokens=config.graph_tokens,
-                       lora=config.lora, lora_r=config.lora_r, lora_alpha=config.lora_alpha, lora_targets=list(config.lora_targets),
-                       max_txt_len=config.max_txt_len, max_new_tokens=config.max_new_tokens,
-                       objective=config.objective, head_hidden=config.head_hidden, head_layers=config.head_layers,
-                       candidates=config.candidates)
-
-
-def build_model(config: TrainConfig, train_set: Sequence[SubgraphSample], settings, llm, progress: Progress):
-    """The model an objective trains: the GNN + LLM (lm), the node head alone without any LLM
-    (node), or both (joint), a head weighting the answer nodes in its loss; or the label classifier
-    fine-tuned from the embedder's encoder or ``config.encoder`` (label)."""
-    objective = Objective(config.objective)
-    embed_dim = int(train_set[0].data.x.size(1))
-    embedder_name = _embedder_name(settings) if config.tsv is not None else ""
-    if objective == Objective.LABEL:
-        from ..embedder import embedder_source
-        from .label_model import labels_of
-
-        if config.encoder:  # any encoder: a hub id or a directory
-            name, location = config.encoder, config.encoder
-        else:
-            source = embedder_source(settings)
-            name, location = source.name, source.location
-        mcfg = replace(model_config(config, "", embed_dim, name), labels=labels_of(config.dataset))
-        return LabelModel.from_pretrained(location, mcfg)
-    if objective == Objective.NODE:
-        model = NodeModel(model_config(config, "", embed_dim, embedder_name))
-    else:
-        if llm is None:
-            llm = load_llm_named(config.llm or "", settings, progress)
-        llm_name = config.llm or _configured_llm_name(settings)
-        model = GRetrieverModel(llm[0], llm[1], model_config(config, llm_name, embed_dim, embedder_name))
-        model.node_weight = config.node_weight
-    if objective != Objective.LM:
-        model.pos_weight = positive_weight(train_set)
-    return model
-
-
-@torch.no_grad()
-def mean_loss(model: GRetrieverModel, samples: Sequence[SubgraphSample], batch_size: int) -> float:
-    model.eval()
-    total = 0.0
-    for indices in sorted_batches(samples, batch_size):
-        total += model([samples[i] for i in indices]).item() * len(indices)
-    return total / max(len(samples), 1)
-
-
 def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[SubgraphSample]] | None = None,
           progress: Progress | None = None, embedder=None) -> TrainResult:
     """Train and write a checkpoint directory ``config.out``.
@@ -134,18 +81,17 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         embedder: embeds the questions of samples without a question vector where the objective
             trains a node head (else the configured embedder, loaded only then).
 
-    ``config.objective``: lm (the paper's), node (the node head alone, no LLM is loaded) or joint;
-    the head's parameters learn at ``config.head_lr``.
+    ``config.objective`` picks the trainer (:mod:`.objectives`): lm (the paper's), node (the node
+    head alone, no LLM is loaded), joint, or label; the head's parameters learn at ``config.head_lr``.
     """
     progress = progress or NO_PROGRESS
     from ..settings import load_settings
 
     settings = settings or load_settings()
-    out = Path(config.out)
     seed_everything(config.seed)
     check_rates(config)
-    if config.encoder and Objective(config.objective) != Objective.LABEL:
-        raise UsageError("--encoder names the encoder of --objective label; the other objectives train a GNN on the samples' vectors")
+    trainer = trainer_for(config)
+    trainer.check(config)
     if splits is None:
         splits = load_splits(config.dataset, retrieved=config.retrieved, tsv=config.tsv, settings=settings,
                              seed=config.seed, limit=config.limit)
@@ -156,13 +102,82 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
         raise MissingInput("the train and validation splits must not be empty")
     if config.final:  # nothing is held out to choose an epoch by: the last one is kept
         train_set, val_set = train_set + val_set, []
-    objective = Objective(config.objective)
-    if objective in (Objective.NODE, Objective.JOINT):
-        if kind_of(config.dataset) != Answers.ENTITIES:
-            raise UsageError(f"--objective {objective} scores nodes as answers: only for knowledge-graph QA, not {config.dataset}")
-        fill_question_vectors(train_set + val_set, settings, embedder)
-    model = build_model(config, train_set, settings, llm, progress)
-    mcfg = model.config
+    trainer.prepare(train_set + val_set, config, settings, embedder)
+    model = trainer.build(config, train_set, settings, llm, progress)
+    params, opt = optimiser(model, config)
+    # optimiser steps per epoch: the schedule advances once per step, so it ends where it should
+    steps_per_epoch = math.ceil(math.ceil(len(train_set) / config.batch_size) / config.grad_accum)
+    sched = lr_schedule(opt, steps_per_epoch, config)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    trainer.write_files(model, out)
+    run = _resume(out, config, model, opt, sched) if config.resume and (out / RESUME).is_file() else _Run()
+    header = {"format": FORMAT, "model": model.config.to_dict(), "train": config.to_dict(),
+              "sizes": {**{k: len(v) for k, v in splits.items()}, "train": len(train_set), "val": len(val_set)}}
+
+    started = time.perf_counter()
+    deadline = started + config.max_minutes * 60 if config.max_minutes is not None else math.inf
+    stopped = "early stopping" if run.bad_epochs >= config.patience else "epochs"
+    lengths = [text_length(s) for s in train_set]
+    for epoch in range(run.epoch, config.epochs if stopped == "epochs" else run.epoch):
+        batches = epoch_batches(lengths, config, epoch)
+        with progress.phase(f"epoch {epoch + 1}/{config.epochs}", total=len(train_set), unit="samples") as advance:
+            step_losses, seen, epoch_time, out_of_time = train_epoch(model, train_set, batches, params, opt, sched, config, deadline, advance)
+        if out_of_time:
+            stopped = "time budget"
+        run.trained, run.train_time = run.trained + seen, run.train_time + epoch_time
+        val_start = time.perf_counter()
+        with progress.phase(f"validation {epoch + 1}/{config.epochs}", total=None, unit="samples"):
+            val_loss, val_accuracy = trainer.validate(model, val_set, config) if val_set else (None, None)
+        train_loss = sum(step_losses) / len(step_losses)
+        run.history.append({"epoch": epoch + 1, "train_loss": train_loss,
+                            **({"val_loss": val_loss} if val_loss is not None else {}),
+                            **({"val_accuracy": val_accuracy} if val_accuracy is not None else {}),
+                            "lr": opt.param_groups[0]["lr"], "samples": seen, "train_seconds": epoch_time,
+                            "val_seconds": time.perf_counter() - val_start, "step_losses": step_losses})
+        progress.note(f"epoch {epoch + 1}/{config.epochs}: train loss {train_loss:.4f}"
+                      + (f", validation loss {val_loss:.4f}" if val_loss is not None else "")
+                      + (f", validation accuracy {val_accuracy:.4f}" if val_accuracy is not None else "")
+                      + f", {seen / epoch_time:.2f} samples/s")
+        # lower is better; with nothing held out (final) every epoch replaces the one before
+        criterion = -math.inf if val_loss is None else -val_accuracy if val_accuracy is not None else val_loss
+        if criterion < run.best_val or val_loss is None:
+            run.best_val, run.best_epoch, run.bad_epochs = criterion, epoch + 1, 0
+            save_weights(model, out)
+        else:
+            run.bad_epochs += 1
+        _save_resume(out, model, opt, sched, epoch + 1, run)
+        best = run.history[run.best_epoch - 1] if run.best_epoch else {}
+        write_json(out / CONFIG, header | {"best": {"epoch": run.best_epoch, **{k: best[k] for k in ("val_loss", "val_accuracy") if k in best}}})
+        write_json(out / "history.json", run.history)
+        plot_curves(run.history, out / "curves.png", trainer.title(config, model.config))
+        if stopped != "epochs":
+            break
+        if run.bad_epochs >= config.patience:
+            stopped = "early stopping"
+            break
+    seconds = time.perf_counter() - started
+    best_loss = run.history[run.best_epoch - 1].get("val_loss") if run.best_epoch else math.inf
+    return TrainResult(out, len(run.history), run.best_epoch, best_loss, stopped, run.trained / run.train_time if run.trained else 0.0,
+                       seconds, run.history, out / "curves.png" if run.history else None)
+
+
+@dataclass
+class _Run:
+    """Where a run stands after each epoch: what a resumed run takes up again."""
+
+    epoch: int = 0  # epochs completed
+    history: list[dict] = field(default_factory=list)
+    best_val: float = math.inf  # the criterion of the best epoch (lower is better)
+    best_epoch: int = 0
+    bad_epochs: int = 0  # epochs since the best, for early stopping
+    trained: int = 0  # samples trained on in this process
+    train_time: float = 0.0
+
+
+def optimiser(model, config: TrainConfig) -> tuple[list[torch.nn.Parameter], torch.optim.AdamW]:
+    """The trainable parameters and AdamW over them: the LLM side (LoRA adapters) at ``lr``, the GNN
+    and projector at ``graph_lr``, the node head at ``head_lr``."""
     head = list(model.head.parameters()) if getattr(model, "head", None) is not None else []
     graph = model.graph_parameters() if isinstance(model, GRetrieverModel) else []
     apart = {id(p) for p in head + graph}
@@ -173,110 +188,57 @@ def train(config: TrainConfig, settings=None, llm=None, splits: dict[str, list[S
     # the param groups are always in this order (resume restores the optimiser's state by position)
     groups = [g for g in ({"params": rest}, {"params": graph, "lr": config.graph_lr or config.lr},
                           {"params": head, "lr": config.head_lr}) if g["params"]]
-    opt = torch.optim.AdamW(groups, lr=config.peak_lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
-    # optimiser steps per epoch: the schedule advances once per step, so it ends where it should
-    steps_per_epoch = math.ceil(math.ceil(len(train_set) / config.batch_size) / config.grad_accum)
-    sched = lr_schedule(opt, steps_per_epoch, config)
+    return params, torch.optim.AdamW(groups, lr=config.peak_lr, weight_decay=config.weight_decay, betas=(0.9, 0.95))
 
-    history: list[dict] = []
-    best_val, best_epoch, bad_epochs, start_epoch = math.inf, 0, 0, 0
-    out.mkdir(parents=True, exist_ok=True)
-    if isinstance(model, LabelModel):
-        model.save_encoder(out / ENCODER)
-    if config.resume and (out / RESUME).is_file():
-        saved = read_config(out)
-        kept = {k: saved["train"].get(k, default) for k, default in (("grad_accum", 1), ("final", False))}
-        if ModelConfig.from_dict(saved["model"]).to_dict() != mcfg.to_dict() or kept != {"grad_accum": config.grad_accum, "final": config.final}:
-            raise CheckpointMismatch(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
-        state = torch.load(out / RESUME, map_location="cpu", weights_only=True)
-        model.load_state_dict(state["weights"], strict=False)
-        try:
-            opt.load_state_dict(state["optimizer"])
-        except ValueError:  # saved before the graph side had its own param group
-            raise CheckpointMismatch(f"{out}: its optimiser state groups the parameters differently; use another --out or --no-resume") from None
-        sched.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["torch_rng"])
-        history, best_val, best_epoch, bad_epochs = state["history"], state["best_val"], state["best_epoch"], state["bad_epochs"]
-        start_epoch = state["epoch"]
-    header = {"format": FORMAT, "model": mcfg.to_dict(), "train": config.to_dict(),
-              "sizes": {**{k: len(v) for k, v in splits.items()}, "train": len(train_set), "val": len(val_set)}}
 
-    started, trained, train_time, stopped = time.perf_counter(), 0, 0.0, "epochs"
-    deadline = started + config.max_minutes * 60 if config.max_minutes is not None else math.inf
-    if bad_epochs >= config.patience:
-        stopped = "early stopping"
-    lengths = [text_length(s) for s in train_set]
-    for epoch in range(start_epoch, config.epochs if stopped == "epochs" else start_epoch):
-        model.train()
-        # bucketed by what one optimiser step sees, so accumulated half batches add up to a whole one
-        step_size = config.batch_size * config.grad_accum
-        batches = [whole[i:i + config.batch_size] for whole in bucketed_batches(lengths, step_size, config.seed + epoch)
-                   for i in range(0, len(whole), config.batch_size)]
-        step_losses, epoch_start, seen = [], time.perf_counter(), 0
-        opt.zero_grad(set_to_none=True)
-        with progress.phase(f"epoch {epoch + 1}/{config.epochs}", total=len(train_set), unit="samples") as advance:
-            for n, indices in enumerate(batches):
-                batch = [train_set[j] for j in indices]
-                loss = model(batch)
-                (loss / config.grad_accum).backward()
-                out_of_time = time.perf_counter() > deadline
-                # step after every grad_accum batches, after the epoch's last batch, and before a budget cut
-                if (n + 1) % config.grad_accum == 0 or n + 1 == len(batches) or out_of_time:
-                    torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
-                    opt.step()
-                    sched.step()
-                    opt.zero_grad(set_to_none=True)
-                step_losses.append(loss.item())
-                seen += len(batch)
-                advance(len(batch))
-                if out_of_time:
-                    stopped = "time budget"
-                    break
-        trained, epoch_time = trained + seen, time.perf_counter() - epoch_start
-        train_time += epoch_time
-        val_start = time.perf_counter()
-        val_loss, val_accuracy = validate(model, val_set, config, epoch, progress) if val_set else (None, None)
-        train_loss = sum(step_losses) / len(step_losses)
-        history.append({"epoch": epoch + 1, "train_loss": train_loss,
-                        **({"val_loss": val_loss} if val_loss is not None else {}),
-                        **({"val_accuracy": val_accuracy} if val_accuracy is not None else {}),
-                        "lr": opt.param_groups[0]["lr"], "samples": seen, "train_seconds": epoch_time,
-                        "val_seconds": time.perf_counter() - val_start, "step_losses": step_losses})
-        progress.note(f"epoch {epoch + 1}/{config.epochs}: train loss {train_loss:.4f}"
-                      + (f", validation loss {val_loss:.4f}" if val_loss is not None else "")
-                      + (f", validation accuracy {val_accuracy:.4f}" if val_accuracy is not None else "")
-                      + f", {seen / epoch_time:.2f} samples/s")
-        # lower is better; with nothing held out (final) every epoch replaces the one before
-        criterion = -math.inf if val_loss is None else -val_accuracy if val_accuracy is not None else val_loss
-        if criterion < best_val or val_loss is None:
-            best_val, best_epoch, bad_epochs = criterion, epoch + 1, 0
-            save_weights(model, out)
-        else:
-            bad_epochs += 1
-        _save_resume(out, model, opt, sched, epoch + 1, history, best_val, best_epoch, bad_epochs)
-        best = history[best_epoch - 1] if best_epoch else {}
-        write_json(out / CONFIG, header | {"best": {"epoch": best_epoch, **{k: best[k] for k in ("val_loss", "val_accuracy") if k in best}}})
-        write_json(out / "history.json", history)
-        plot_curves(history, out / "curves.png", curves_title(config, mcfg))
-        if stopped != "epochs":
+def epoch_batches(lengths: list[int], config: TrainConfig, epoch: int) -> list[list[int]]:
+    """One epoch's batches of sample indices, of similar length, in a seeded order: bucketed by what
+    one optimiser step sees, so accumulated half batches add up to a whole one."""
+    step_size = config.batch_size * config.grad_accum
+    return [whole[i:i + config.batch_size] for whole in bucketed_batches(lengths, step_size, config.seed + epoch)
+            for i in range(0, len(whole), config.batch_size)]
+
+
+def train_epoch(model, train_set, batches, params, opt, sched, config: TrainConfig, deadline: float, advance) -> tuple[list[float], int, float, bool]:
+    """One pass over ``batches``; returns the batch losses, samples seen, seconds, and whether the
+    time budget cut it short."""
+    model.train()
+    step_losses, seen, began, out_of_time = [], 0, time.perf_counter(), False
+    opt.zero_grad(set_to_none=True)
+    for n, indices in enumerate(batches):
+        batch = [train_set[j] for j in indices]
+        loss = model(batch)
+        (loss / config.grad_accum).backward()
+        out_of_time = time.perf_counter() > deadline
+        # step after every grad_accum batches, after the epoch's last batch, and before a budget cut
+        if (n + 1) % config.grad_accum == 0 or n + 1 == len(batches) or out_of_time:
+            torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+        step_losses.append(loss.item())
+        seen += len(batch)
+        advance(len(batch))
+        if out_of_time:
             break
-        if bad_epochs >= config.patience:
-            stopped = "early stopping"
-            break
-    seconds = time.perf_counter() - started
-    best_loss = history[best_epoch - 1].get("val_loss") if best_epoch else math.inf
-    return TrainResult(out, len(history), best_epoch, best_loss, stopped, trained / train_time if trained else 0.0, seconds,
-                       history, out / "curves.png" if history else None)
+    return step_losses, seen, time.perf_counter() - began, out_of_time
 
 
-def validate(model, val_set: Sequence[SubgraphSample], config: TrainConfig, epoch: int, progress: Progress) -> tuple[float, float | None]:
-    """The validation loss, and a classifier's validation accuracy (None for the other models)."""
-    with progress.phase(f"validation {epoch + 1}/{config.epochs}", total=None, unit="samples"):
-        # a classifier is kept by its validation accuracy, what it is judged by: its loss rises
-        # as it grows confident on a few samples while the accuracy can still improve
-        if isinstance(model, LabelModel):
-            return model.loss_and_accuracy(val_set, config.eval_batch_size)
-        return mean_loss(model, val_set, config.eval_batch_size), None
+def _resume(out: Path, config: TrainConfig, model, opt, sched) -> _Run:
+    """Load the weights, optimiser, schedule and random state an interrupted run saved in ``out``."""
+    saved = read_config(out)
+    kept = {k: saved["train"].get(k, default) for k, default in (("grad_accum", 1), ("final", False))}
+    if ModelConfig.from_dict(saved["model"]).to_dict() != model.config.to_dict() or kept != {"grad_accum": config.grad_accum, "final": config.final}:
+        raise CheckpointMismatch(f"{out}: holds a checkpoint of another model configuration; use another --out or --no-resume")
+    state = torch.load(out / RESUME, map_location="cpu", weights_only=True)
+    model.load_state_dict(state["weights"], strict=False)
+    try:
+        opt.load_state_dict(state["optimizer"])
+    except ValueError:  # saved before the graph side had its own param group
+        raise CheckpointMismatch(f"{out}: its optimiser state groups the parameters differently; use another --out or --no-resume") from None
+    sched.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["torch_rng"])
+    return _Run(state["epoch"], state["history"], state["best_val"], state["best_epoch"], state["bad_epochs"])
 
 
 def check_rates(config: TrainConfig) -> None:
@@ -290,29 +252,8 @@ def check_rates(config: TrainConfig) -> None:
         raise UsageError(f"--min-lr must not be negative, got {config.min_lr}")
 
 
-def curves_title(config: TrainConfig, mcfg: ModelConfig) -> str:
-    objective = Objective(config.objective)
-    if objective == Objective.NODE:
-        return f"{config.dataset}: node head ({mcfg.gnn})"
-    if objective == Objective.LABEL:
-        return f"{config.dataset}: label classifier ({mcfg.embedder})"
-    return f"{config.dataset}: {mcfg.gnn} + {mcfg.llm}{' + LoRA' if config.lora else ''}"
-
-
-def _save_resume(out: Path, model, opt, sched, epoch, history, best_val, best_epoch, bad_epochs) -> None:
+def _save_resume(out: Path, model, opt, sched, epoch: int, run: _Run) -> None:
     with atomic_path(out / RESUME) as tmp:
         torch.save({"weights": model.trainable_state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                    "torch_rng": torch.get_rng_state(), "epoch": epoch, "history": history, "best_val": best_val,
-                    "best_epoch": best_epoch, "bad_epochs": bad_epochs}, tmp)
-
-
-def _configured_llm_name(settings) -> str:
-    from ..llm import llm_source
-
-    return llm_source(settings).name
-
-
-def _embedder_name(settings) -> str:
-    from ..embedder import embedder_source
-
-    return embedder_source(settings).name
+                    "torch_rng": torch.get_rng_state(), "epoch": epoch, "history": run.history, "best_val": run.best_val,
+                    "best_epoch": run.best_epoch, "bad_epochs": run.bad_epochs}, tmp)
