@@ -71,7 +71,7 @@ class Objective(StrEnum):
 
 
 class PathFit(StrEnum):
-    """What `train-paths` fits (see `gr_neo4j.retrieval.path_training`)."""
+    """What `train-paths` fits (see `gr_neo4j.retrieval.paths.training`)."""
 
     ALL = "all"  # the relation-path ranker, the hop model and the path plan, from scratch
     HOP_MODEL = "hop-model"  # only the hop model, into the stored ranker: every question's words, no retrieval (minutes)

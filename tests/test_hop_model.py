@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from gr_neo4j.retrieval.hop_model import NGRAM_BUCKETS, fit_hop_model, hop_probabilities, ngram_features
 from gr_neo4j.retrieval.linking import masked_names
+from gr_neo4j.retrieval.paths.hops import NGRAM_BUCKETS, fit_hop_model, hop_probabilities, ngram_features
 
 
 def test_ngram_features_are_stable_unit_vectors_that_see_word_order():

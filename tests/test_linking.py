@@ -262,8 +262,8 @@ def test_path_ceilings_follow_one_relation_chain_over_the_whole_graph(metaqa):
 
 def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(metaqa, server, monkeypatch):
     # Kept last in this module: the ranker it stores changes how this dataset's paths are ranked.
-    from gr_neo4j.retrieval.hop_model import NGRAM_BUCKETS
-    from gr_neo4j.retrieval.path_ranker import load_ranker
+    from gr_neo4j.retrieval.paths.hops import NGRAM_BUCKETS
+    from gr_neo4j.retrieval.paths.ranker import load_ranker
 
     monkeypatch.setenv("GR_NEO4J_HOME", str(server.home))
     base = ["train-paths", "-d", "metaqa", "--hops", "1,2", "--skip", "0", "--limit", "10", "--epochs", "3", "--json"]

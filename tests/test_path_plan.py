@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from gr_neo4j.retrieval.path_plan import PathPlan, fit_path_plan, plan_term
-from gr_neo4j.retrieval.path_ranker import PathRanker
-from gr_neo4j.retrieval.path_training import PathExample, top1
-from gr_neo4j.retrieval.paths import PathScorer
+from gr_neo4j.retrieval.paths.plan import PathPlan, fit_path_plan, plan_term
+from gr_neo4j.retrieval.paths.ranker import PathRanker
+from gr_neo4j.retrieval.paths.scoring import PathScorer
+from gr_neo4j.retrieval.paths.training import PathExample, top1
 
 WRITER_DIRECTED = (("written by", False), ("written by", True), ("directed by", False))
 DIRECTOR_ACTED = (("directed by", False), ("directed by", True), ("starred actors", False))

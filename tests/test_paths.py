@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from gr_neo4j.retrieval.candidates import Candidates, merge
-from gr_neo4j.retrieval.hop_model import fit_hop_model
 from gr_neo4j.retrieval.modes import score, select
-from gr_neo4j.retrieval.path_ranker import PathRanker
-from gr_neo4j.retrieval.path_training import STEP_RANK, PathExample, fit, hop_accuracy, top1
-from gr_neo4j.retrieval.paths import PathScorer, complete_steps, rank_paths, select_paths, walks
+from gr_neo4j.retrieval.paths.hops import fit_hop_model
+from gr_neo4j.retrieval.paths.ranker import PathRanker
+from gr_neo4j.retrieval.paths.scoring import PathScorer, complete_steps, rank_paths, select_paths, walks
+from gr_neo4j.retrieval.paths.training import STEP_RANK, PathExample, fit, hop_accuracy, top1
 from gr_neo4j.retrieval.retriever import RetrievalParams
 
 DIM = 16

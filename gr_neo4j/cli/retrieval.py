@@ -267,7 +267,7 @@ def train_paths(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Train the dataset's relation-path ranker on its own questions and store it in Neo4j (used by the paths mode)."""
-    from ..retrieval.path_training import refit_hop_model, refit_path_plan, train_path_ranker
+    from ..retrieval.paths.training import refit_hop_model, refit_path_plan, train_path_ranker
 
     config = PathTraining(tuple(_hop_list(hops)), skip, limit, epochs, lr, deep=deep)
     trainer = {PathFit.ALL: train_path_ranker, PathFit.HOP_MODEL: refit_hop_model, PathFit.PATH_PLAN: refit_path_plan}[fit]

@@ -121,7 +121,7 @@ class RetrievalParams:
 
 @dataclass(frozen=True)
 class PathTraining:
-    """How ``train-paths`` trains a dataset's relation-path ranker (:mod:`.path_training`): on
+    """How ``train-paths`` trains a dataset's relation-path ranker (:mod:`.paths.training`): on
     ``limit`` questions per hop count spread over those after the first ``skip`` in uid order
     (eval-retrieval's first 300 stay unseen), ``epochs`` passes of Adam at ``lr``, seeded. ``deep`` of them (spread over
     the slice) of each hop count below the largest are walked again as deep as the largest: a

@@ -50,8 +50,7 @@ from .candidates import (
 from .linking import Linked, link, masked
 from .modes import Scored, Selection, path_roots, score, selector
 from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalParams
-from .path_ranker import PathRanker, load_ranker
-from .paths import PathScorer, complete_steps
+from .paths import PathRanker, PathScorer, complete_steps, load_ranker
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
 from .zero_shot import ANSWERABLE, MAX_UNASKED, Step, ZeroShot, path_text, read
 

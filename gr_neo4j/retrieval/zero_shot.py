@@ -1,6 +1,6 @@
 """Zero-shot relation-path scoring: the depth and the path read from the question's own words.
 
-A graph nobody has questions for has no trained ranker (:mod:`.path_ranker`), and the cosine of a
+A graph nobody has questions for has no trained ranker (:mod:`.paths.ranker`), and the cosine of a
 whole question to a path text cannot choose a depth: "who directed NAME" reads as much like
 "directed by release year" as like "directed by". Here relation paths of every length compete in
 one ranking, scored by how each step agrees with the words of the question (its linked names

@@ -1,4 +1,4 @@
-"""`gr-neo4j train-paths`: train a dataset's relation-path ranker (:mod:`.path_ranker`) on its questions.
+"""`gr-neo4j train-paths`: train a dataset's relation-path ranker (:mod:`.ranker`) on its questions.
 
 Each training question is retrieved as a user types it (brackets removed, topic entities linked)
 and its candidate graph walked from the roots exactly as the ``paths`` mode walks it. Every relation
@@ -22,19 +22,19 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from ..errors import NotFound, NotReady
-from ..progress import NO_PROGRESS, Progress
-from ..settings import Settings
-from .batch import Question, questions_of, spread
-from .candidates import DatasetInfo
-from .hop_model import fit_hop_model
-from .linking import masked, masked_names, unbracketed
-from .modes import path_roots
-from .params import PathTraining, RetrievalParams
-from .path_plan import STRENGTHS, fit_path_plan, plan_term
-from .path_ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
-from .paths import path_steps, walks_of
-from .retriever import Retriever, borrowed
+from ...errors import NotFound, NotReady
+from ...progress import NO_PROGRESS, Progress
+from ...settings import Settings
+from ..batch import Question, questions_of, spread
+from ..candidates import DatasetInfo
+from ..linking import masked, masked_names, unbracketed
+from ..modes import path_roots
+from ..params import PathTraining, RetrievalParams
+from ..retriever import Retriever, borrowed
+from .hops import fit_hop_model
+from .plan import STRENGTHS, fit_path_plan, plan_term
+from .ranker import SCALE, PathRanker, Step, save_ranker, step_arrays
+from .scoring import path_steps, walks_of
 
 HELD_OUT = 0.2
 # Of the held-out questions' best path scores: a path scoring below this, and asked for by no word
@@ -54,7 +54,7 @@ class PathExample:
     paths: list[tuple[Step, ...]]
     positive: np.ndarray
     asked: int = 0  # the hop count the question is tagged with (0: unknown)
-    masked: str = ""  # the question with the entities it names masked (:func:`~.linking.masked`)
+    masked: str = ""  # the question with the entities it names masked (:func:`~..linking.masked`)
     uid: str = ""  # the Question's
 
     @property
@@ -236,8 +236,8 @@ def fit(
 
 
 def fit_plan(ranker: PathRanker, train: Sequence[PathExample], held: dict[str, list[PathExample]], vectors: dict[str, np.ndarray], seed: int = 0) -> PathRanker:
-    """``ranker`` with a path plan (:mod:`.path_plan`) fitted on the ``train`` examples walked as
-    deep as asked, its strength the one of :data:`~.path_plan.STRENGTHS` under which most
+    """``ranker`` with a path plan (:mod:`.plan`) fitted on the ``train`` examples walked as
+    deep as asked, its strength the one of :data:`~.plan.STRENGTHS` under which most
     ``held`` examples rank a positive first (``vectors`` holds their masked questions)."""
     own = [ex for ex in train if ex.hops == ex.asked and ex.positive.any()]
     if not own:

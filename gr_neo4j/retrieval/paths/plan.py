@@ -1,12 +1,12 @@
 """The path plan: which relation path a question asks for, read from its words.
 
-MetaQA's 3-hop questions are where the relation-path ranker (:mod:`.path_ranker`) errs most: it
+MetaQA's 3-hop questions are where the relation-path ranker (:mod:`.ranker`) errs most: it
 compares each path's text with the question's vector, and "who directed movies for the writer of
 NAME" (written by, back along written by, directed by) reads much like "who acted in the movies
 directed by the director of NAME". Like RoG's planning step, but as a classifier rather than a
 generator, the plan is a softmax over the relation paths seen as positives in training (each a
 sequence of (relation text, walked backwards) steps) of the question with its names masked, on the
-hop model's features (:func:`~.hop_model.hop_features`: sentence vector and hashed word n-grams).
+hop model's features (:func:`~.hops.hop_features`: sentence vector and hashed word n-grams).
 Its log-probability, times a ``strength`` tuned on held-out training questions, is added to each
 path's ranker score; a path it never saw scores as its least likely seen one, so a question
 unlike any in training falls back to the ranker.
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hop_model import NGRAM_BUCKETS, hop_features, hop_logits, ngram_rows
+from .hops import NGRAM_BUCKETS, hop_features, hop_logits, ngram_rows
 
-Step = tuple[str, bool]  # (relation text, walked backwards), as in :mod:`.path_ranker`
+Step = tuple[str, bool]  # (relation text, walked backwards), as in :mod:`.ranker`
 Signature = tuple[Step, ...]
 
 

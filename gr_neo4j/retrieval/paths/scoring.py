@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .candidates import Candidates
-from .path_plan import plan_term
-from .path_ranker import SCALE, PathRanker, Step, step_arrays
-from .zero_shot import ZeroShot
+from ..candidates import Candidates
+from ..zero_shot import ZeroShot
+from .plan import plan_term
+from .ranker import SCALE, PathRanker, Step, step_arrays
 
 FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an answer cap is set
 MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
@@ -34,7 +34,7 @@ MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinc
 
 class PathScorer:
     """How well relation paths fit the question: the dataset's trained ranker when it has one
-    (:class:`~.path_ranker.PathRanker`, on the cosine of path text and question), else the
+    (:class:`~.ranker.PathRanker`, on the cosine of path text and question), else the
     zero-shot scorer of one question (:class:`~.zero_shot.ZeroShot`, :meth:`reading`), else the
     cosine alone. Each text is embedded once.
 
@@ -55,7 +55,7 @@ class PathScorer:
         return self if ranker is self.ranker else PathScorer(self.encode, ranker, self.cache)
 
     def planned(self, masked_text: str) -> PathScorer:
-        """This scorer for one question whose ranker's path plan (:mod:`.path_plan`) adds its
+        """This scorer for one question whose ranker's path plan (:mod:`.plan`) adds its
         term: ``masked_text`` is the question with the names it links masked. Itself when the
         ranker has no plan (or a strength of 0)."""
         plan = self.ranker.plan if self.ranker is not None else None
@@ -101,7 +101,7 @@ class PathScorer:
         return out
 
     def projection(self, rels: set[str]) -> tuple[dict[str, int], np.ndarray]:
-        """The ranker's :meth:`~.path_ranker.PathRanker.step_projection` of every relation text
+        """The ranker's :meth:`~.ranker.PathRanker.step_projection` of every relation text
         seen so far (``rels`` included) and each text's row in it; recomputed only when a relation
         text is new, so per question the step term is a lookup."""
         rel_row, table = self._projection
@@ -243,7 +243,7 @@ def _ranked(c: Candidates, w: Walks, q: np.ndarray, scorer: PathScorer) -> list[
 
 def path_probabilities(ranked: Sequence[RankedPath]) -> np.ndarray:
     """``[P]`` how likely each ranked path is the question's own: the softmax of ``SCALE`` times
-    the scores, as the ranker is trained (:mod:`.path_training`)."""
+    the scores, as the ranker is trained (:mod:`.training`)."""
     if not ranked:
         return np.zeros(0, dtype=np.float32)
     logits = SCALE * np.array([p.sim for p in ranked], dtype=np.float64)

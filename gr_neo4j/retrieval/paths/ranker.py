@@ -3,7 +3,7 @@
 The cosine of the question to a path text ("directed by release year") ranks the right relation
 path first for only about half of MetaQA's 2- and 3-hop questions: "when were the films directed by
 X released" and "what films share a director with X" read alike to a sentence encoder. A ranker
-trained on a dataset's own questions (``gr-neo4j train-paths``, :mod:`.path_training`) adds to that
+trained on a dataset's own questions (``gr-neo4j train-paths``, :mod:`.training`) adds to that
 cosine a bilinear term, a term that reads the path step by step, and a length term::
 
     score(q, p) = q . p + q^T W p + (A^T q) . sum_i B[i, d_i]^T r_i + q . U[L - 1] + bias[L - 1]
@@ -17,7 +17,7 @@ actors' films"); U ``[H, D]`` lets the question choose the path length ("who dir
 relation even when longer paths read alike). W, B and U start at zero, so an untrained ranker is
 the cosine.
 
-It also carries a hop model (:mod:`.hop_model`): a softmax over 1..H relations of the question
+It also carries a hop model (:mod:`.hops`): a softmax over 1..H relations of the question
 with the entities it names masked ("what movies did NAME act in"), so that ``--hops`` can be left
 to the question: asked two deep, "what movies did X direct" otherwise finds the films of X's
 co-directors too. It is stored on the dataset's ``Dataset`` node (it travels with the database and goes
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..connection import Connection
-from .hop_model import hop_probabilities
-from .path_plan import PathPlan
+from ...connection import Connection
+from .hops import hop_probabilities
+from .plan import PathPlan
 
 Step = tuple[str, bool]  # (relation text, walked backwards)
 PLAN_PROPERTIES = ("plan_paths", "plan_weight", "plan_bias", "plan_strength")
@@ -47,7 +47,7 @@ class PathRanker:
     ``embedder``: the model the vectors come from; ``report``: how it was trained and what it scored.
     ``step_q`` ``[D, K]``, ``step_rel`` ``[H, 2, D, K]`` and ``length_q`` ``[H, D]``: the step and
     length terms; ``hops_q`` ``[H, D + B]`` (``[H, D]`` in rankers stored before its n-grams) and
-    ``hops_bias`` ``[H]``: the hop model; ``plan``: the path plan (:mod:`.path_plan`). None:
+    ``hops_bias`` ``[H]``: the hop model; ``plan``: the path plan (:mod:`.plan`). None:
     absent, as in rankers stored before they existed."""
 
     weight: np.ndarray
@@ -70,8 +70,8 @@ class PathRanker:
 
     def hop_probabilities(self, masked_q: np.ndarray, masked_text: str) -> np.ndarray | None:
         """``[H]`` the probability that the question needs 1..H relations, read from it with the
-        entities it names masked (:func:`~.linking.masked`): ``masked_text`` and its vector
-        ``masked_q`` ``[D]`` (:mod:`.hop_model`); None without a hop model."""
+        entities it names masked (:func:`~..linking.masked`): ``masked_text`` and its vector
+        ``masked_q`` ``[D]`` (:mod:`.hops`); None without a hop model."""
         if self.hops_q is None:
             return None
         return hop_probabilities(self.hops_q, self.hops_bias, masked_q, masked_text)

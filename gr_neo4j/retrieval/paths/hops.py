@@ -1,7 +1,7 @@
 """The hop model: how many relations a question needs, read from its words.
 
 A softmax over 1..H relations of ``V x + c``, x the features of the question with the entities it
-names masked (:func:`~.linking.masked`, "NAME directed which movies"): its sentence vector ``[D]``
+names masked (:func:`~..linking.masked`, "NAME directed which movies"): its sentence vector ``[D]``
 and its hashed word 1- to 3-grams ``[B]``, each of unit length. Why the n-grams: a sentence encoder
 puts "NAME directed which movies" (one relation) next to "the director of NAME also directed which
 movies" (two), and word order is what tells them apart. Fitted on all MetaQA dev questions but the
@@ -9,7 +9,7 @@ first 300 per hop count and tested on those 300 (masked by the linker, as ``ask`
 vector alone predicted 0.737 / 0.987 / 0.997 of the 1- / 2- / 3-hop questions right, vector and
 n-grams 0.997 / 1.0 / 1.0.
 
-The weights live in the dataset's :class:`~.path_ranker.PathRanker` (``hops_q`` ``[H, D + B]``);
+The weights live in the dataset's :class:`~.ranker.PathRanker` (``hops_q`` ``[H, D + B]``);
 one of ``[H, D]``, stored before the n-grams existed, reads the vector alone.
 """
 
