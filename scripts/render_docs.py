@@ -355,6 +355,22 @@ cold `gr-neo4j ask` per question (p50 {num(cold / 1000, 1)} s):
 {source("serve_cpu")}"""
 
 
+def integrations() -> str:
+    g = load("integrations_metaqa")
+    names = {"retrieve": "`Retriever.retrieve` (baseline)", "pyg": "PyG `RAGQueryLoader.query`",
+             "graphrag": "neo4j-graphrag `GRetrieverRetriever.search`", "langchain": "LangChain `GRetrieverLangChain.invoke`"}
+    rows = [[what, num(g["latency_ms"][k]["p50"], 1), num(g["latency_ms"][k]["p95"], 1),
+             num(g["overhead_ms_p50"].get(k), 2) if k != "retrieve" else "–"] for k, what in names.items()]
+    return f"""The same {g['n']} MetaQA questions through gr-neo4j's own retrieval and each integration on one shared
+`Retriever` (nothing recorded); overhead is the median per-question difference from the baseline
+(target under {num(g['target_overhead_ms_p50'], 0)} ms). PyG's loader gave the baseline's subgraph (same node keys, same order)
+for {g['pyg_same_subgraph']} of {g['n']} questions.
+
+{table(["path", "p50 ms", "p95 ms", "overhead p50 ms"], rows)}
+
+{source("integrations_metaqa")}"""
+
+
 SECTIONS: list[tuple[str, Callable[[], str]]] = [
     ("Graph answers", graph_answers),
     ("Not in the graph", not_in_graph),
@@ -368,6 +384,7 @@ SECTIONS: list[tuple[str, Callable[[], str]]] = [
     ("Scale", scale),
     ("Cold start", cold_start),
     ("Serving", serving),
+    *([("Integrations", integrations)] if (BENCH / "integrations_metaqa.json").is_file() else []),
 ]
 
 

@@ -20,8 +20,8 @@ fi
 export GR_NEO4J_DIST="${GR_NEO4J_DIST:-$HOME/.cache/gr-neo4j/dist}"
 echo "==> ruff check"
 .venv/bin/ruff check .
-echo "==> docs: mkdocs build --strict"
-.venv/bin/uv pip install -q --python .venv/bin/python -e ".[docs]"
+echo "==> the docs and integrations extras; docs: mkdocs build --strict"
+.venv/bin/uv pip install -q --python .venv/bin/python -e ".[docs,pyg,graphrag,langchain]"
 site="$(mktemp -d)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 rm -rf "$site"
