@@ -80,8 +80,7 @@ class Neo4jFeatureStore:
             raise UsageError("Neo4jFeatureStore answers one question (a str) per query")
         f = self.retriever.fetch(query, self._config["dataset"], None, tuple(self._config["entities"]), self._config["params"])
         c = f.candidates
-        nodes = self._global(self._node_ids, c.node_ids)
-        edges = self._global(self._edge_ids, c.edge_ids)
+        nodes, edges = self.node_numbers(c.node_ids), self.edge_numbers(c.edge_ids)
         self._fetched[query] = (f, nodes, edges)
         while len(self._fetched) > CACHED_QUESTIONS:
             self._fetched.popitem(last=False)
@@ -130,9 +129,13 @@ class Neo4jFeatureStore:
         names = list(self._node_ids)
         return [names[i] for i in n_id.tolist()]
 
-    @staticmethod
-    def _global(numbering: dict[str, int], element_ids: list[str]) -> Tensor:
-        return torch.tensor([numbering.setdefault(e, len(numbering)) for e in element_ids], dtype=torch.long)
+    def node_numbers(self, element_ids: list[str]) -> Tensor:
+        """The global ids ``[n]`` of nodes by Neo4j element id, numbering those met for the first time."""
+        return _number(self._node_ids, element_ids)
+
+    def edge_numbers(self, element_ids: list[str]) -> Tensor:
+        """The global ids ``[m]`` of relationships by Neo4j element id, as :meth:`node_numbers`."""
+        return _number(self._edge_ids, element_ids)
 
 
 class Neo4jGraphStore:
@@ -188,10 +191,14 @@ class GRetrieverFilter:
         result = fs.retriever.choose(f)
         data = result.data.clone()
         # The paths mode may complete its best paths with a second read: ids for what that adds too.
-        data.n_id = fs._global(fs._node_ids, [n.element_id for n in result.nodes])
-        data.e_id = fs._global(fs._edge_ids, [e.element_id for e in result.edges])
+        data.n_id = fs.node_numbers([n.element_id for n in result.nodes])
+        data.e_id = fs.edge_numbers([e.element_id for e in result.edges])
         data.question, data.desc, data.node_keys = result.question, result.desc, [n.key for n in result.nodes]
         return result, data
+
+
+def _number(numbering: dict[str, int], element_ids: list[str]) -> Tensor:
+    return torch.tensor([numbering.setdefault(e, len(numbering)) for e in element_ids], dtype=torch.long)
 
 
 def neo4j_rag_stores(settings: Settings | None = None, dataset: str | None = None, params: RetrievalParams | None = None,
