@@ -1,5 +1,7 @@
 """The path plan: which relation path a question asks for, from its words (no database needed)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -58,13 +60,13 @@ def test_a_planned_scorer_adds_the_plan_and_top1_sees_it():
     }
     q = np.array([1, 0, 0, 0], np.float32)
     masked = "who directed movies for the writer of NAME"
-    encode = lambda texts: np.stack([vectors.get(t, np.ones(dim, np.float32) / 2) for t in texts])
+    encoder = SimpleNamespace(encode=lambda texts: np.stack([vectors.get(t, np.ones(dim, np.float32) / 2) for t in texts]))
     ranker = PathRanker(np.zeros((dim, dim), np.float32), np.zeros(3, np.float32), "e")
     paths = [WRITER_DIRECTED, DIRECTOR_ACTED]
-    alone = PathScorer(encode, ranker).scores(paths, q)
+    alone = PathScorer(encoder, ranker).scores(paths, q)
     assert alone[1] > alone[0]
-    assert PathScorer(encode, ranker).planned(masked).plan_lp is None  # no plan: the ranker alone
-    with_plan = PathScorer(encode, PathRanker(ranker.weight, ranker.bias, "e", plan=PathPlan(plan.paths, plan.weight, plan.bias, 0.5)))
+    assert PathScorer(encoder, ranker).planned(masked).plan_lp is None  # no plan: the ranker alone
+    with_plan = PathScorer(encoder, PathRanker(ranker.weight, ranker.bias, "e", plan=PathPlan(plan.paths, plan.weight, plan.bias, 0.5)))
     scored = with_plan.planned(masked).scores(paths, q)
     assert scored[0] > scored[1]
     # top1 (what training tunes the strength on) sees the same term.

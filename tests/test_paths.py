@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -37,7 +38,7 @@ def unit(cos: float, k: int) -> np.ndarray:
 
 def scorer(table: dict[str, float]) -> PathScorer:
     keys = sorted(table)
-    return PathScorer(lambda texts: np.stack([unit(table.get(t, 0.0), 1 + keys.index(t) if t in table else DIM - 1) for t in texts]))
+    return PathScorer(SimpleNamespace(encode=lambda texts: np.stack([unit(table.get(t, 0.0), 1 + keys.index(t) if t in table else DIM - 1) for t in texts])))
 
 
 def candidates(topic=("A",)) -> Candidates:
@@ -202,7 +203,7 @@ def test_an_untrained_ranker_is_the_cosine_and_its_length_bias_reorders_paths():
 
 def test_scorers_made_with_using_share_the_vector_cache():
     calls = []
-    base = PathScorer(lambda texts: calls.append(list(texts)) or np.stack([unit(0.5, 1) for _ in texts]))
+    base = PathScorer(SimpleNamespace(encode=lambda texts: calls.append(list(texts)) or np.stack([unit(0.5, 1) for _ in texts])))
     ranked = base.using(PathRanker(np.zeros((DIM, DIM), np.float32), np.zeros(1, np.float32), "table"))
     base.vectors(["a b"])
     ranked.vectors(["a b", "c"])

@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from gr_neo4j.retrieval.zero_shot import ANSWERABLE, ASKED, SAME_TYPE, EndType, ZeroShot, read, same_stem, stem
+from gr_neo4j.retrieval.zero_shot import ANSWERABLE, ASKED, SAME_TYPE, EndType, ZeroShot, read, same_stem, stem, texts_to_embed
 
 DIRECTED, STARRED, RELEASE = "directed by", "starred actors", "release year"
 RELATIONS = (DIRECTED, STARRED, RELEASE, "has genre", "in language")
@@ -34,6 +34,13 @@ def end_types(texts):
     return {k: EndType(encode([v])[0], 32) for k, v in END_TEXTS.items() if k[0] in texts}
 
 
+def zero_shot(question, relations=RELATIONS, types=end_types, encoder=encode):
+    """The scorer of ``question`` given the vectors and end types it reads, as the retriever gives them."""
+    reading = read(question)
+    texts = texts_to_embed(reading, relations)
+    return ZeroShot(reading, relations, dict(zip(texts, encoder(texts))), types(relations))
+
+
 D, D_, S, S_, R, R_ = (DIRECTED, False), (DIRECTED, True), (STARRED, False), (STARRED, True), (RELEASE, False), (RELEASE, True)
 # The relation paths of up to three steps from a film and from a person (a film's director, the
 # films a person directed: "_" marks a step walked backwards).
@@ -45,7 +52,7 @@ PATHS = FROM_FILM + FROM_PERSON
 def best(question: str):
     paths = FROM_PERSON if "person" in question.split() else FROM_FILM
     question = question.replace("person", "NAME")
-    z = ZeroShot(read(question), encode, RELATIONS, end_types)
+    z = zero_shot(question)
     return paths[int(np.argmax(z.scores(paths)))]
 
 
@@ -90,17 +97,17 @@ def test_the_answer_type_decides_between_a_relation_and_its_round_trip():
 
 
 def test_asked_says_whether_the_question_asks_for_a_path():
-    assert ZeroShot(read("who directed NAME"), encode, RELATIONS, end_types).asked((D,)) > ANSWERABLE
-    z = ZeroShot(read("what is the capital of NAME"), encode, RELATIONS, end_types)
+    assert zero_shot("who directed NAME").asked((D,)) > ANSWERABLE
+    z = zero_shot("what is the capital of NAME")
     assert all(z.asked(p) <= ANSWERABLE for p in PATHS)
-    assert ZeroShot(read("NAME"), encode, RELATIONS, end_types).scores(PATHS).shape == (len(PATHS),)  # no words: scores all the same
+    assert zero_shot("NAME").scores(PATHS).shape == (len(PATHS),)  # no words: scores all the same
     assert z.scores([(), (D,)]).shape == (2,) and z.asked(()) == 0.0  # the topic itself: a path of no step
 
 
 def test_unasked_counts_the_steps_no_word_asks_for():
     # "who directed NAME" of a film without a director: the best walk left is through its actors
     # to a film they directed and on; two of its three steps are asked for by nothing.
-    z = ZeroShot(read("who directed NAME"), encode, RELATIONS, end_types)
+    z = zero_shot("who directed NAME")
     assert z.unasked((S, D_, R)) == 2 and z.unasked((D,)) == 0 and z.unasked((D, D_)) == 0
 
 
@@ -111,7 +118,7 @@ def test_a_question_asks_how_its_names_connect():
 
 
 def test_a_graph_of_one_relation_still_asks_for_it():
-    z = ZeroShot(read("which films did NAME direct"), encode, (DIRECTED,), end_types)
+    z = zero_shot("which films did NAME direct", (DIRECTED,))
     assert z.asked((D_,)) > ASKED
 
 
@@ -119,7 +126,7 @@ def test_an_end_type_of_few_nodes_counts_for_less():
     def typed(nodes):
         return lambda texts: {k: EndType(v.vector, nodes) for k, v in end_types(texts).items()}
 
-    few, many = (ZeroShot(read("who directed NAME"), encode, RELATIONS, typed(n))._type_scores({D, D_}) for n in (3, 32))
+    few, many = (zero_shot("who directed NAME", types=typed(n))._type_scores({D, D_}) for n in (3, 32))
     assert many[D] > few[D] > 0 > few[D_] > many[D_]
 
 
@@ -136,7 +143,7 @@ def test_ends_of_the_same_kind_of_node_agree_alike_with_the_answer():
         out[D_] = EndType(noisy, 32)
         return out
 
-    z = ZeroShot(read("which films did NAME direct"), encode, RELATIONS, typed)
+    z = zero_shot("which films did NAME direct", types=typed)
     t = z._type_scores({D_, S_, R})
     assert t[D_] == pytest.approx(t[S_]) and t[D_] > t[R]
 
@@ -158,4 +165,4 @@ def domain_encode(texts):
     ("which NAME has the most moons", False),  # the name is the kind of answer, not what has it
 ])
 def test_an_open_question_asks_what_a_name_has(question, is_open):
-    assert ZeroShot(read(question), domain_encode, RELATIONS, end_types).open_question() is is_open
+    assert zero_shot(question, encoder=domain_encode).open_question() is is_open

@@ -52,7 +52,7 @@ from .modes import Scored, Selection, path_roots, score, selector
 from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalParams
 from .paths import PathRanker, PathScorer, complete_steps, load_ranker
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
-from .zero_shot import ANSWERABLE, MAX_UNASKED, Step, ZeroShot, path_text, read
+from .zero_shot import ANSWERABLE, MAX_UNASKED, Step, ZeroShot, path_text, read, texts_to_embed
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class Retriever:
         self.embedder = embedder or load_embedder(settings)
         self.neo4j = Neo4jSource(self.conn)
         self.source: CandidateSource = source or self.neo4j
-        self.paths = PathScorer(self.embed)
+        self.paths = PathScorer(self.embedder)
         self.rankers: dict[str, PathRanker | None] = {}
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -258,9 +258,7 @@ class Retriever:
         s = score(c, q)
         zero_shot = None
         if info.kind == "knowledge-graph":
-            # The zero-shot scorer reads the question with the names it links masked, as the path plan does.
-            zero_shot = ZeroShot(read(masked(question, linked)), self.paths.vectors, self.vocab(info.name).texts,
-                                 lambda texts: self.neo4j.end_types(info.name, texts))
+            zero_shot = self.zero_shot(question, linked, info.name, c)
         scored = time.perf_counter()
         ms = 1000.0
         return Fetched(
@@ -268,6 +266,19 @@ class Retriever:
             seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=ms * (linked_at - embedded),
             hop_probabilities=hop_p, read_depth=read_depth, zero_shot=zero_shot,
         )
+
+    def zero_shot(self, question: str, linked: Sequence[Linked], dataset: str, c: Candidates) -> ZeroShot:
+        """The zero-shot scorer of ``question`` on the candidates ``c`` of knowledge-graph
+        ``dataset``, given all it reads: the question with the names it links masked (as the path
+        plan reads it), the vectors of its words and of every relation text, and, when it has an
+        answer phrase, the end types of the relations ``c`` holds (a path ends with one of them)."""
+        reading = read(masked(question, linked))
+        relations = sorted(set(self.vocab(dataset).texts) | set(c.rel_texts))
+        texts = texts_to_embed(reading, relations)
+        vectors = dict(zip(texts, self.paths.vectors(texts)))
+        held = sorted({c.rel_texts[r] for r in np.unique(c.edge_rel).tolist()})
+        end_types = self.neo4j.end_types(dataset, held) if reading.answer and held else {}
+        return ZeroShot(reading, relations, vectors, end_types)
 
     def hop_probabilities(self, info: DatasetInfo, question: str, linked: Sequence[Linked], q: np.ndarray, learned: bool = True) -> tuple[float, ...]:
         """How likely ``question`` needs 1..H relations, by the hop model of ``info``'s path

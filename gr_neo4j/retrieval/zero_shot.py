@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -168,45 +168,43 @@ def read(masked_text: str) -> Reading:
     return Reading(answer, tuple(words), tuple(positions), tuple(progress), any(t in CONNECTING for t in tokens), tuple(phrases), wh, wh_named)
 
 
-class ZeroShot:
-    """Scores relation paths for one question (see module doc).
+def texts_to_embed(reading: Reading, relations: Sequence[str]) -> list[str]:
+    """Every text :class:`ZeroShot` reads a vector of: the relation texts, the question's words and
+    phrases and its answer phrase (each once)."""
+    answer = [reading.answer] if reading.answer else []
+    return list(dict.fromkeys([*relations, *reading.words, *reading.phrases, *answer]))
 
-    ``reading``: the question; ``encode``: texts -> ``[N, D]`` unit vectors (cached by the caller);
-    ``relations``: every relation text of the graph (a word's specificity and softmax are over
-    them all); ``end_types``: relation texts -> ``{(text, backwards): EndType}``.
+
+class ZeroShot:
+    """Scores relation paths for one question (see module doc); everything it reads is given, so
+    scoring calls nothing back.
+
+    ``reading``: the question; ``relations``: every relation text of the graph (a word's
+    specificity and softmax are over them all; a path's relation outside them is asked for by no
+    word); ``vectors``: text -> ``[D]`` unit vector of each of :func:`texts_to_embed`;
+    ``end_types``: ``{(relation text, backwards): EndType}`` of the relations paths may end with.
     """
 
-    def __init__(
-        self, reading: Reading, encode: Callable[[Sequence[str]], np.ndarray], relations: Sequence[str],
-        end_types: Callable[[Sequence[str]], dict[Step, EndType]],
-    ):
+    def __init__(self, reading: Reading, relations: Sequence[str], vectors: Mapping[str, np.ndarray], end_types: Mapping[Step, EndType]):
         self.reading = reading
-        self.encode = encode
         self.end_types = end_types
-        self.rel_index: dict[str, int] = {}
-        self.evidence = np.zeros((0, len(reading.words)), dtype=np.float32)  # [R, W]
-        self.mentions = np.zeros(0, dtype=np.int64)  # [R]
-        self.mean_similarity = np.zeros(len(reading.words), dtype=np.float32)  # [W] each word's mean over the relations
-        self.answer_vector = encode([reading.answer])[0] if reading.answer else None
-        self._relations(set(relations))
+        rels = sorted(set(relations))
+        self.rel_index: dict[str, int] = {t: i for i, t in enumerate(rels)}
+        words = list(reading.words)
+        # One row more than the relations: all zeros, for a relation the graph did not hold when read.
+        self.evidence = np.zeros((len(rels) + 1, len(words)), dtype=np.float32)  # [R + 1, W]
+        self.mentions = np.zeros(len(rels) + 1, dtype=np.int64)  # [R + 1]
+        self.mean_similarity = np.zeros(len(words), dtype=np.float32)  # [W] each word's mean over the relations
+        self.answer_vector = vectors[reading.answer] if reading.answer else None
+        if words and rels:
+            self._read(rels, words, vectors)
 
-    def _relations(self, texts: set[str]) -> None:
-        """Evidence and mentions of every relation text known (``texts`` included); the softmax
-        over relations is over these, so it is recomputed when one is new (a relation loaded since
-        the graph's texts were read)."""
-        if texts <= self.rel_index.keys():
-            return
-        rels = sorted(self.rel_index.keys() | texts)
-        self.rel_index = {t: i for i, t in enumerate(rels)}
-        words = list(self.reading.words)
-        if not words:
-            self.evidence = np.zeros((len(rels), 0), dtype=np.float32)
-            self.mentions = np.zeros(len(rels), dtype=np.int64)
-            return
-        rel_vectors = self.encode(rels)
-        sim = rel_vectors @ self.encode(words).T  # [R, W]
+    def _read(self, rels: list[str], words: list[str], vectors: Mapping[str, np.ndarray]) -> None:
+        """Evidence ``[R, W]`` and mentions ``[R]`` of every relation text."""
+        rel_vectors = np.stack([vectors[t] for t in rels])
+        sim = rel_vectors @ np.stack([vectors[w] for w in words]).T  # [R, W]
         if any(p != w for p, w in zip(self.reading.phrases, words)):
-            sim = np.maximum(sim, rel_vectors @ self.encode(list(self.reading.phrases)).T)
+            sim = np.maximum(sim, rel_vectors @ np.stack([vectors[p] for p in self.reading.phrases]).T)
         for r, text in enumerate(rels):
             for j, w in enumerate(words):
                 if any(same_stem(w, x) for x in relation_words(text)):
@@ -215,21 +213,23 @@ class ZeroShot:
         others = (sim.sum(0) - sim.max(0)) / (len(rels) - 1) if len(rels) > 1 else np.zeros(sim.shape[1], dtype=sim.dtype)
         specific = np.clip((sim.max(0) - others - SPECIFIC_FROM) / SPECIFIC_SPAN, 0, 1)
         e = np.exp((sim - sim.max(0)) / TEMPERATURE)
-        self.evidence = (e / e.sum(0) * specific).astype(np.float32)
+        self.evidence[: len(rels)] = e / e.sum(0) * specific
         self.mean_similarity = sim.mean(0).astype(np.float32)
         at = np.asarray(self.reading.positions)
-        self.mentions = np.array([_runs(at[row > ASKED]) for row in self.evidence], dtype=np.int64)
+        self.mentions[: len(rels)] = [_runs(at[row > ASKED]) for row in self.evidence[: len(rels)]]
+
+    def _row(self, rel: str) -> int:
+        return self.rel_index.get(rel, len(self.rel_index))
 
     def scores(self, paths: Sequence[Sequence[Step]]) -> np.ndarray:
         """``[P]`` the score of each path (its (relation text, backwards) steps)."""
         if not paths:
             return np.zeros(0, dtype=np.float32)
-        self._relations({rel for p in paths for rel, _ in p})
         types = self._type_scores({p[-1] for p in paths if p})
         progress = np.asarray(self.reading.progress)
         out = np.empty(len(paths), dtype=np.float32)
         for k, path in enumerate(paths):
-            rows = [self.rel_index[rel] for rel, _ in path]
+            rows = [self._row(rel) for rel, _ in path]
             sub = self.evidence[rows]  # [L, W]
             if sub.shape[0] and sub.shape[1]:  # a path of no step (the topic itself) asks for nothing
                 coverage = float(sub.max(0).sum())
@@ -246,17 +246,15 @@ class ZeroShot:
     def asked(self, path: Sequence[Step]) -> float:
         """The most evidence any word gives any step of ``path``: at most :data:`ANSWERABLE` when the
         question asks for none of its relations."""
-        self._relations({rel for rel, _ in path})
         if not path or not self.evidence.shape[1]:
             return 0.0
-        return float(self.evidence[[self.rel_index[rel] for rel, _ in path]].max())
+        return float(self.evidence[[self._row(rel) for rel, _ in path]].max())
 
     def unasked(self, path: Sequence[Step]) -> int:
         """How many steps of ``path`` no word asks for (evidence at most :data:`ASKED`)."""
-        self._relations({rel for rel, _ in path})
         if not self.evidence.shape[1]:
             return len(path)
-        return sum(1 for rel, _ in path if float(self.evidence[self.rel_index[rel]].max()) <= ASKED)
+        return sum(1 for rel, _ in path if float(self.evidence[self._row(rel)].max()) <= ASKED)
 
     def open_question(self) -> bool:
         """Whether the question asks what or which things its name has without saying how: "what
@@ -278,8 +276,8 @@ class ZeroShot:
         was averaged over (:data:`TYPE_PRIOR_NODES`)."""
         if self.answer_vector is None or len(ends) < 2:
             return {}
-        types = self.end_types(sorted({rel for rel, _ in ends}))
-        keys = [e for e in ends if e in types]
+        types = self.end_types
+        keys = sorted(e for e in ends if e in types)
         if len(keys) < 2:
             return {}
         vectors = np.stack([types[e].vector for e in keys])

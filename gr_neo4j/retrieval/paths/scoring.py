@@ -18,8 +18,9 @@ Walks never come back to a root nor step straight back to the node they came fro
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -32,18 +33,22 @@ FULL_PATHS = 2  # relation paths that keep every end (all the answers) when an a
 MAX_PATH_TEXTS = 100_000  # cache bound; a knowledge graph has far fewer distinct relation paths
 
 
+class Encoder(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
 class PathScorer:
     """How well relation paths fit the question: the dataset's trained ranker when it has one
     (:class:`~.ranker.PathRanker`, on the cosine of path text and question), else the
     zero-shot scorer of one question (:class:`~.zero_shot.ZeroShot`, :meth:`reading`), else the
     cosine alone. Each text is embedded once.
 
-    ``encode``: ``[P]`` texts -> ``[P, D]`` unit vectors (the retriever's embedder). Scorers made
-    with :meth:`using` share one cache of vectors.
+    ``encoder``: its ``encode`` turns ``[P]`` texts into ``[P, D]`` unit vectors (the retriever's
+    :class:`~gr_neo4j.embedder.Embedder`). Scorers made with :meth:`using` share one cache of vectors.
     """
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray], ranker: PathRanker | None = None, cache: dict[str, np.ndarray] | None = None):
-        self.encode = encode
+    def __init__(self, encoder: Encoder, ranker: PathRanker | None = None, cache: dict[str, np.ndarray] | None = None):
+        self.encoder = encoder
         self.ranker = ranker
         self.cache: dict[str, np.ndarray] = {} if cache is None else cache
         self._projection: tuple[dict[str, int], np.ndarray | None] = ({}, None)
@@ -52,7 +57,7 @@ class PathScorer:
 
     def using(self, ranker: PathRanker | None) -> PathScorer:
         """This scorer with ``ranker`` (None: cosine only), sharing the cache of vectors."""
-        return self if ranker is self.ranker else PathScorer(self.encode, ranker, self.cache)
+        return self if ranker is self.ranker else PathScorer(self.encoder, ranker, self.cache)
 
     def planned(self, masked_text: str) -> PathScorer:
         """This scorer for one question whose ranker's path plan (:mod:`.plan`) adds its
@@ -77,7 +82,7 @@ class PathScorer:
         if missing:
             if len(self.cache) + len(missing) > MAX_PATH_TEXTS:
                 self.cache.clear()
-            self.cache.update(zip(missing, self.encode(missing)))
+            self.cache.update(zip(missing, self.encoder.encode(missing)))
         return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
 
     def scores(self, paths: Sequence[Sequence[Step]], q: np.ndarray) -> np.ndarray:
