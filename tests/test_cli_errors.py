@@ -15,7 +15,7 @@ from neo4j import GraphDatabase
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
-from gr_neo4j.cli.common import LINE_LIMIT, handles_errors, one_line
+from gr_neo4j.cli.errors import LINE_LIMIT, handles_errors, one_line
 from gr_neo4j.connection import connect
 from gr_neo4j.home.layout import layout_of
 from gr_neo4j.server import process

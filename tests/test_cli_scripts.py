@@ -19,7 +19,7 @@ from test_model_support import tiny_llm
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app, data
-from gr_neo4j.cli.common import handles_errors
+from gr_neo4j.cli.errors import handles_errors
 from gr_neo4j.ingest import load_dataset
 
 runner = CliRunner()

@@ -19,7 +19,7 @@ from conftest import free_port, make_settings, server_home
 from typer.testing import CliRunner
 
 from gr_neo4j.cli import app
-from gr_neo4j.cli.common import handles_errors
+from gr_neo4j.cli.errors import handles_errors
 from gr_neo4j.connection import connect
 from gr_neo4j.errors import ConnectionFailed, ServerError
 from gr_neo4j.home.layout import layout_of

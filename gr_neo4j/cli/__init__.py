@@ -15,7 +15,7 @@ from typer.core import TyperGroup
 warnings.filterwarnings("ignore", category=FutureWarning, module=r"torch(\.|$)")
 
 from . import data, db, models, retrieval, serve, train
-from .common import check_arguments
+from .errors import check_arguments
 
 
 class _Root(TyperGroup):

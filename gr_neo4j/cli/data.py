@@ -20,7 +20,8 @@ from ..ingest import (
     drop_dataset,
     load_dataset,
 )
-from .common import JSON, console, err_console, fail, handles_errors, print_json, settings_from
+from .common import JSON, console, err_console, print_json, settings_from
+from .errors import fail, handles_errors
 from .progress import RichProgress
 
 DATASETS = ", ".join(LOADER_MODULES)

@@ -8,7 +8,8 @@ from rich.table import Table
 from ..examples import Example, create_example
 from ..server import process
 from ..server.install import install as install_server
-from .common import JSON, console, err_console, handles_errors, human_bytes, print_json, settings_from
+from .common import JSON, console, err_console, human_bytes, print_json, settings_from
+from .errors import handles_errors
 from .progress import RichProgress
 
 app = typer.Typer(help="Run the managed local Neo4j (install, start, stop, status, logs), create the schema and the example graph.", no_args_is_help=True)

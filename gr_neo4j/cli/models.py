@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from .common import JSON, console, err_console, handles_errors, print_json, settings_from
+from .common import JSON, console, err_console, print_json, settings_from
+from .errors import handles_errors
 from .progress import RichProgress
 
 if TYPE_CHECKING:  # model_info imports the LLM stack: only when the command runs (see gr_neo4j.answer)

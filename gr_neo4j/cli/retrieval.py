@@ -13,7 +13,8 @@ from rich.table import Table
 
 from ..defaults import AnswerBy, Decoding, Mode, PathFit
 from ..retrieval.params import HELP, CandidateLimits, PathTraining, RetrievalParams
-from .common import DECODING, JSON, console, err_console, handles_errors, print_json, settings_from
+from .common import DECODING, JSON, console, err_console, print_json, settings_from
+from .errors import handles_errors
 from .progress import RichProgress
 
 DEFAULTS = RetrievalParams  # the dataclass's field defaults are the options' defaults, HELP their help

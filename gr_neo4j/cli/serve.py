@@ -8,7 +8,8 @@ import typer
 
 from ..api.config import ServeConfig
 from ..defaults import Decoding
-from .common import DECODING, err_console, handles_errors, settings_from
+from .common import DECODING, err_console, settings_from
+from .errors import handles_errors
 from .progress import RichProgress
 
 DEFAULTS = ServeConfig  # the dataclass's field defaults are the options' defaults

@@ -9,7 +9,8 @@ from rich.table import Table
 
 from ..defaults import Decoding, Gnn, Objective
 from ..model.config import TrainConfig  # light: the defaults below are the library's
-from .common import DECODING, JSON, console, err_console, handles_errors, print_json, settings_from
+from .common import DECODING, JSON, console, err_console, print_json, settings_from
+from .errors import handles_errors
 from .progress import RichProgress
 
 T = TrainConfig  # option defaults read from the dataclass, never restated here
