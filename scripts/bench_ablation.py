@@ -15,10 +15,11 @@ Rows run one after another and each is written to ``--out`` as soon as it is sco
 provenance; a later run with the same ``--out`` and setup adds or replaces rows, so the table can
 be made one row at a time. Every trained row gets the same wall-clock budget and rates; the JSON gives, per row, the test
 metric, the share of answers naming nothing in the subgraph, training samples/s, epochs and the
-validation curve, beside a baseline that reads nothing: the majority rate on ExplaGraphs, and on
-knowledge graphs the expected Hit@1 of a node drawn at random from the subgraph's nodes that the
-question does not name (what decoding held to the subgraph gets for free). A plot shows the
-validation curves.
+learning curves (training loss every 100 samples, validation loss every epoch), beside a baseline
+that reads nothing: the majority rate on ExplaGraphs, and on knowledge graphs the expected Hit@1 of
+a node drawn at random from the subgraph's nodes that the question does not name (what decoding
+held to the subgraph gets for free). A plot shows the learning curves. The LLM is the configured
+one (``GR_NEO4J_LLM``: the default, a ``.gguf`` file or a model directory) and is part of the setup.
 
     python scripts/bench_ablation.py --dataset explagraphs --minutes 60 --out docs/bench/ablation_explagraphs.json \\
         --plot docs/img/ablation_explagraphs.png
@@ -75,7 +76,7 @@ def main() -> None:
     ap.add_argument("--eval-batch-size", type=int, default=T.eval_batch_size)
     ap.add_argument("--workdir", type=Path, default=None, help="where the checkpoints go (default: a temporary directory)")
     ap.add_argument("--out", type=Path, default=None, help="also write the JSON here")
-    ap.add_argument("--plot", type=Path, default=None, help="validation curves of the trained rows (PNG)")
+    ap.add_argument("--plot", type=Path, default=None, help="learning curves of the trained rows (PNG)")
     args = ap.parse_args()
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     unknown = sorted(set(rows) - set(ROWS))
@@ -86,6 +87,7 @@ def main() -> None:
     from rich.console import Console
 
     from gr_neo4j.cli.progress import RichProgress
+    from gr_neo4j.llm import llm_source
     from gr_neo4j.metrics import score
     from gr_neo4j.model import GRetrieverModel, answer, evaluate, train
     from gr_neo4j.model.checkpoint import load_llm_named
@@ -100,6 +102,7 @@ def main() -> None:
     test = splits["test"]
     report: dict = {
         "dataset": args.dataset, "source": str(args.retrieved or args.tsv), "sizes": {k: len(v) for k, v in splits.items()},
+        "llm": llm_label(llm_source(settings).name),
         "threads": torch.get_num_threads(), "decoding": str(Decoding.AUTO),
         "config": {"minutes": args.minutes, "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "graph_lr": args.graph_lr,
                    "min_lr": args.min_lr, "warmup_epochs": args.warmup_epochs, "lora_r": args.lora_r, "lora_alpha": args.lora_alpha, "lora_targets": args.lora_targets,
@@ -138,6 +141,7 @@ def main() -> None:
             "train_samples_per_s": round(result.train_samples_per_s, 3), "train_seconds": round(result.seconds, 1),
             "epochs_run": result.epochs_run, "stopped": result.stopped, "best_epoch": result.best_epoch,
             "val_loss": [round(h["val_loss"], 4) for h in result.history if "val_loss" in h],
+            "train_curve": train_curve(result.history, args.batch_size),
             "answer_samples_per_s": round(r.samples_per_s, 3),
         }
         save_row(report, row, args.out)
@@ -146,7 +150,23 @@ def main() -> None:
     emit(report, args.out)
 
 
-SETUP = ("dataset", "source", "sizes", "config")
+SETUP = ("dataset", "source", "sizes", "llm", "config")
+CURVE_WINDOW = 100  # training samples per point of a row's training-loss curve
+
+
+def llm_label(name: str) -> str:
+    """The LLM as the report names it: a hub id as is, a local file or directory by its name only
+    (the report is read on other machines)."""
+    return Path(name).name if name.startswith((".", "/", "~")) else name
+
+
+def train_curve(history: list[dict], batch_size: int) -> list[list[float]]:
+    """``[[samples seen, mean training loss], ...]``, one point per ``CURVE_WINDOW`` samples: the
+    learning curve between the per-epoch validation points."""
+    losses = [loss for h in history for loss in h.get("step_losses", [])]
+    per_point = max(1, CURVE_WINDOW // batch_size)
+    return [[(i + len(chunk)) * batch_size, round(sum(chunk) / len(chunk), 4)]
+            for i in range(0, len(losses), per_point) for chunk in [losses[i:i + per_point]]]
 
 
 def earlier_rows(out: Path | None, report: dict) -> dict:
@@ -186,21 +206,28 @@ def random_node_hit(samples) -> float:
 
 
 def plot(report: dict, path: Path) -> None:
-    """Validation loss per epoch of each trained row."""
+    """Learning curves of each trained row: training loss against samples seen (left) and
+    validation loss per epoch (right)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    fig, (train_ax, val_ax) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
     for row, fig_row in report["rows"].items():
+        if fig_row.get("train_curve"):
+            train_ax.plot(*zip(*fig_row["train_curve"]), "-", label=row)
         if fig_row.get("val_loss"):
-            ax.plot(range(1, len(fig_row["val_loss"]) + 1), fig_row["val_loss"], "o-", label=row)
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("validation answer-token cross-entropy")
-    ax.set_title(f"G-Retriever ablation on {report['dataset']}")
-    ax.grid(alpha=0.3)
-    ax.legend()
+            val_ax.plot(range(1, len(fig_row["val_loss"]) + 1), fig_row["val_loss"], "o-", label=row)
+    train_ax.set_xlabel("training samples seen")
+    train_ax.set_ylabel(f"training loss (mean of {CURVE_WINDOW} samples)")
+    val_ax.set_xlabel("epoch")
+    val_ax.set_ylabel("validation answer-token cross-entropy")
+    fig.suptitle(f"G-Retriever ablation on {report['dataset']} with {report.get('llm', 'the default LLM')}")
+    for ax in (train_ax, val_ax):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend()
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

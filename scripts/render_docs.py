@@ -259,10 +259,11 @@ def ablation() -> str:
             samples = (f"the subgraphs `ask` retrieves with the trained path ranker for the first dev questions, written by "
                        f"`gr-neo4j retrieve --dataset {r['dataset']} --split dev --limit {sum(r['sizes'].values())} --out FILE`")
         dataset = name.removeprefix("ablation_")
-        curves = f"\n\n![Ablation on {dataset}: validation curves](img/{name}.png)" if (ROOT / "docs" / "img" / f"{name}.png").is_file() else ""
+        curves = f"\n\n![Ablation on {dataset}: learning curves](img/{name}.png)" if (ROOT / "docs" / "img" / f"{name}.png").is_file() else ""
         commands = sorted({row["provenance"]["command"] for row in r["rows"].values() if "provenance" in row})
         ran = "".join(f"\n- row run by `{c}`" for c in commands) if len(commands) > 1 else ""
-        parts.append(f"""{r['dataset']}, {r['sizes']['train']} / {r['sizes']['val']} / {r['sizes']['test']} samples ({samples}), decoding held to the
+        llm = r.get("llm", "SmolLM2-135M-Instruct (the default)")
+        parts.append(f"""{r['dataset']} with the LLM {llm}, {r['sizes']['train']} / {r['sizes']['val']} / {r['sizes']['test']} samples ({samples}), decoding held to the
 {'labels' if r['dataset'] == 'explagraphs' else "subgraph's node texts"}; LoRA r {c['lora_r']} on {c['lora_targets']}, rates {c['lr']} (LoRA) and
 {c['graph_lr']} (GNN, projector), {c['epochs']} epochs at most, {c['minutes']:g} minutes of training per row.{baseline}
 
