@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,8 +20,6 @@ from gr_neo4j.cli.errors import LINE_LIMIT, handles_errors, one_line
 from gr_neo4j.connection import connect
 from gr_neo4j.home.layout import layout_of
 from gr_neo4j.server import process
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def env_of(settings, **extra) -> dict:
@@ -92,7 +91,7 @@ def test_stopped_managed_server_is_said_at_once(stopped_home):
 def test_non_utf8_argument_is_a_usage_error(stopped_home):
     # A real command line: Python keeps the byte 0xff as a lone surrogate in sys.argv.
     proc = subprocess.run(
-        [str(REPO / ".venv" / "bin" / "gr-neo4j"), "load", "triples", "--path", b"/tmp/caf\xff.tsv"],
+        [str(Path(sys.executable).with_name("gr-neo4j")), "load", "triples", "--path", b"/tmp/caf\xff.tsv"],
         env={k: v for k, v in (os.environ | env_of(stopped_home)).items() if v is not None},
         capture_output=True,
         timeout=120,
