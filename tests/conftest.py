@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import neo4j
 import pytest
 
 from gr_neo4j.connection import connect
@@ -28,6 +29,23 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def server_checks(monkeypatch) -> list:
+    """Every server check (``Driver.get_server_info``, one per connection attempt) the test makes.
+
+    Tests of "said at once" count attempts instead of timing them: a loaded machine stretches
+    the time of one attempt, but never turns one attempt into the retries the test rules out."""
+    calls: list = []
+    check = neo4j.Driver.get_server_info
+
+    def counted(self, *args, **kwargs):
+        calls.append(self)
+        return check(self, *args, **kwargs)
+
+    monkeypatch.setattr(neo4j.Driver, "get_server_info", counted)
+    return calls
 
 
 @functools.cache

@@ -109,12 +109,11 @@ def test_start_twice_status_connect_stop(lifecycle_settings):
     assert process.stop(s) is False
 
 
-def test_stopped_server_gives_a_clear_error_at_once(lifecycle_settings):
+def test_stopped_server_gives_a_clear_error_at_once(lifecycle_settings, server_checks):
     assert not process.status(lifecycle_settings).running
-    began = time.monotonic()
     with pytest.raises(ConnectionFailed, match=f"the managed Neo4j in {lifecycle_settings.home} is not running: run `gr-neo4j db start`"):
         connect(lifecycle_settings)
-    assert time.monotonic() - began < 4  # not the 8 s of retries against a port nothing will open (a loaded machine is slow, not 8 s slow)
+    assert server_checks == []  # not the 8 s of retries against a port nothing will open
 
 
 def test_start_makes_the_home_private_and_ignores_a_stale_pid(lifecycle_settings, imposter):
@@ -187,7 +186,7 @@ def _argvs() -> list[list[bytes]]:
     return out
 
 
-def test_server_killed_mid_command_is_one_line(lifecycle_settings):
+def test_server_killed_mid_command_is_one_line(lifecycle_settings, server_checks):
     """kill -9 of the server during a query: the command ends in one line (after the driver's
     retries), and the next command says at once that the server is not running."""
     s = lifecycle_settings
@@ -209,11 +208,11 @@ def test_server_killed_mid_command_is_one_line(lifecycle_settings):
     assert lines[0].startswith("error: Neo4j stopped or became unreachable during the command (ServiceUnavailable")
     assert lines[0].endswith("once it is up, run it again: loads resume where they stopped")
 
-    began = time.monotonic()
+    server_checks.clear()
     result = CliRunner().invoke(app, ["stats"], env=env)
     assert result.exit_code == 1
     assert result.output.strip() == f"error: the managed Neo4j in {s.home} is not running: run `gr-neo4j db start`"
-    assert time.monotonic() - began < 5  # a CLI start and one check, not the 8 s of connection retries
+    assert server_checks == []  # told from the pid file, not after 8 s of connection retries
 
 
 def test_port_probe_ignores_time_wait():
@@ -262,11 +261,10 @@ def test_only_a_jvm_running_the_server_of_this_home_counts(tmp_path):
     assert not is_server_of([b"/work/.venv/bin/python", b"/work/.venv/bin/gr-neo4j", b"db", b"stop"], home)
 
 
-def test_wrong_password_gives_a_clear_error_quickly(server):
-    began = time.monotonic()
+def test_wrong_password_gives_a_clear_error_quickly(server, server_checks):
     with pytest.raises(ConnectionFailed, match="rejected the credentials"):
         connect(server.with_(password="not-the-password"))
-    assert time.monotonic() - began < 10
+    assert len(server_checks) == 1  # a rejected password is final: no retries
 
 
 def test_external_uri_variables(server, monkeypatch):
@@ -290,9 +288,10 @@ def test_unreachable_host_fails_fast(monkeypatch, tmp_path):
     from gr_neo4j.settings import load_settings
 
     began = time.monotonic()
-    with pytest.raises(ConnectionFailed, match="unreachable"):
+    with pytest.raises(ConnectionFailed, match="unreachable after 8 s"):
         connect(load_settings(home=tmp_path))
-    assert time.monotonic() - began < 10
+    # Bounded by the 8 s retry budget plus one 3 s connection timeout; 60 s holds on a loaded machine.
+    assert time.monotonic() - began < 60
 
 
 def test_busy_port_is_refused_with_one_line(tmp_path):
