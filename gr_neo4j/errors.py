@@ -95,6 +95,32 @@ class SchemaError(GrNeo4jError):
     """The database schema disagrees with the configuration (e.g. embedding dimension)."""
 
 
+# Signals between parts of the library: each is caught next to where it is raised and turned into
+# a retry or one of the errors above, so none reaches a user. They live here so that every
+# exception class of the library is found in one module.
+
+
+class FetchStopped(Exception):
+    """Another jar's download failed or the user interrupted: give this one up quietly."""
+
+
+class ArtifactMismatch(Exception):
+    """The bytes received are not the locked jar (size or SHA-1 differ); retried."""
+
+
+class HttpStatus(Exception):
+    """The repository answered with something other than 200 OK; 5xx and 429 are retried."""
+
+    def __init__(self, status: int, reason: str):
+        super().__init__(f"HTTP {status} {reason}")
+        self.status = status
+
+
+class StaleVocabulary(KeyError):
+    """A candidate relationship has a text the client's relation vocabulary does not know
+    (loaded since it was read): the vocabulary is read again."""
+
+
 def printable(text: str) -> str:
     """Text that any terminal can print: undecodable bytes of a command line or file name
     (kept by Python as lone surrogates) become backslash escapes such as \\xff."""

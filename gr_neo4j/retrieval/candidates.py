@@ -26,6 +26,7 @@ import numpy as np
 
 from ..connection import Connection
 from ..cypher_store import statement
+from ..errors import StaleVocabulary
 from ..ingest.records import entity_uid
 from ..schema import ENTITY_VECTOR_INDEX, REL_VECTOR_INDEX
 from .params import MAX_HOPS, CandidateLimits
@@ -69,10 +70,6 @@ def load_vocab(tx: neo4j.ManagedTransaction, dataset: str) -> RelationVocab:
     """Every distinct relation text of ``dataset`` with its embedding (``retrieval_dump_rel_texts``)."""
     rows = list(tx.run(statement("retrieval_dump_rel_texts"), dataset=dataset))
     return RelationVocab.of([r["text"] for r in rows], np.asarray([r["embedding"] for r in rows], dtype=np.float32))
-
-
-class StaleVocabulary(KeyError):
-    """A candidate relationship has a text the client's vocabulary does not know (loaded since)."""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_incrementing
 
-from ..errors import ServerError
+from ..errors import ArtifactMismatch, FetchStopped, HttpStatus, ServerError
 from ..progress import NO_PROGRESS, Progress
 from .lockfile import CENTRAL, Artifact
 
@@ -48,22 +48,6 @@ class FetchResult:
     reused: int
     bytes_downloaded: int
     seconds: float
-
-
-class _Stopped(Exception):
-    """Another download failed or the user interrupted: give up this one quietly."""
-
-
-class _Mismatch(Exception):
-    """The bytes received are not the locked jar (size or SHA-1 differ)."""
-
-
-class _Status(Exception):
-    """The repository answered with something other than 200 OK."""
-
-    def __init__(self, status: int, reason: str):
-        super().__init__(f"HTTP {status} {reason}")
-        self.status = status
 
 
 class Connections:
@@ -102,7 +86,7 @@ class Connections:
             raise
         if response.status != 200:
             response.read()  # keep the connection usable
-            raise _Status(response.status, response.reason)
+            raise HttpStatus(response.status, response.reason)
         return response
 
     def drop(self) -> None:
@@ -171,7 +155,7 @@ def _remove_unlisted(lib_dir: Path, names: set[str]) -> None:
 def _ensure(artifact: Artifact, lib_dir: Path, connections: Connections, stop: threading.Event) -> tuple[Artifact, bool]:
     """Verify or download one jar; True when it was downloaded (False: the file was already right)."""
     if stop.is_set():
-        raise _Stopped
+        raise FetchStopped
     target = lib_dir / artifact.file_name
     if target.is_file() and target.stat().st_size == artifact.size and _sha1_of(target) == artifact.sha1:
         return artifact, False
@@ -182,7 +166,7 @@ def _ensure(artifact: Artifact, lib_dir: Path, connections: Connections, stop: t
     )
     try:
         retrying(_download, connections, artifact, target, stop)
-    except (OSError, http.client.HTTPException, _Status, _Mismatch) as exc:
+    except (OSError, http.client.HTTPException, HttpStatus, ArtifactMismatch) as exc:
         url = f"{connections.url_root}/{artifact.url_path}"
         raise ServerError(f"could not fetch {artifact.file_name} from {url}: {exc}") from None
     return artifact, True
@@ -190,9 +174,9 @@ def _ensure(artifact: Artifact, lib_dir: Path, connections: Connections, stop: t
 
 def _transient(exc: BaseException) -> bool:
     """A failure that another try may not meet (not an interruption, not a 4xx)."""
-    if isinstance(exc, _Status):
+    if isinstance(exc, HttpStatus):
         return exc.status >= 500
-    return isinstance(exc, OSError | http.client.HTTPException | _Mismatch)
+    return isinstance(exc, OSError | http.client.HTTPException | ArtifactMismatch)
 
 
 def _download(connections: Connections, artifact: Artifact, target: Path, stop: threading.Event) -> None:
@@ -204,12 +188,12 @@ def _download(connections: Connections, artifact: Artifact, target: Path, stop: 
             while chunk := response.read(CHUNK):
                 if stop.is_set():
                     connections.drop()  # the rest of this response is never read
-                    raise _Stopped
+                    raise FetchStopped
                 out.write(chunk)
                 digest.update(chunk)
                 size += len(chunk)
         if size != artifact.size or digest.hexdigest() != artifact.sha1:
-            raise _Mismatch(f"got {size} bytes with SHA-1 {digest.hexdigest()}, the lock says {artifact.size} bytes with {artifact.sha1}")
+            raise ArtifactMismatch(f"got {size} bytes with SHA-1 {digest.hexdigest()}, the lock says {artifact.size} bytes with {artifact.sha1}")
         os.replace(part, target)
     finally:
         part.unlink(missing_ok=True)
