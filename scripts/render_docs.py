@@ -260,8 +260,11 @@ def ablation() -> str:
                        f"`gr-neo4j retrieve --dataset {r['dataset']} --split dev --limit {sum(r['sizes'].values())} --out FILE`")
         dataset = name.removeprefix("ablation_")
         curves = f"\n\n![Ablation on {dataset}: learning curves](img/{name}.png)" if (ROOT / "docs" / "img" / f"{name}.png").is_file() else ""
-        commands = sorted({row["provenance"]["command"] for row in r["rows"].values() if "provenance" in row})
-        ran = "".join(f"\n- row run by `{c}`" for c in commands) if len(commands) > 1 else ""
+        by_command: dict[str, list[str]] = {}
+        for key, row in r["rows"].items():
+            if "provenance" in row:
+                by_command.setdefault(row["provenance"]["command"], []).append(ABLATION_ROWS.get(key, key))
+        ran = "".join(f"\n- {', '.join(whats)}: `{c}`" for c, whats in sorted(by_command.items())) if len(by_command) > 1 else ""
         llm = r.get("llm", "SmolLM2-135M-Instruct (the default)")
         parts.append(f"""{r['dataset']} with the LLM {llm}, {r['sizes']['train']} / {r['sizes']['val']} / {r['sizes']['test']} samples ({samples}), decoding held to the
 {'labels' if r['dataset'] == 'explagraphs' else "subgraph's node texts"}; LoRA r {c['lora_r']} on {c['lora_targets']}, rates {c['lr']} (LoRA) and
