@@ -23,13 +23,9 @@ REPO = Path(__file__).resolve().parents[1]
 ROOTS = (str(REPO / "gr_neo4j"), str(REPO / "loaders"))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("question")
-    ap.add_argument("--dataset", default=None)
-    ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args()
-
+def walk(argv: list[str]) -> dict:
+    """Run the CLI with ``argv`` under the profiler; the longest chain of library files, the chains
+    through a file twice, and every file touched."""
     from gr_neo4j.cli import app
 
     chains: set[tuple[str, ...]] = set()
@@ -50,7 +46,6 @@ def main() -> None:
             f = f.f_back
         chains.add(tuple(reversed(files)))
 
-    argv = ["ask", args.question, "--no-record", *(["--dataset", args.dataset] if args.dataset else [])]
     sys.setprofile(profile)
     try:
         app(argv, standalone_mode=False)
@@ -58,13 +53,23 @@ def main() -> None:
         sys.setprofile(None)
     longest = max(chains, key=len)
     loops = sorted({c for c in chains if len(set(c)) < len(c)}, key=len)
-    report = {
-        "question": args.question,
+    return {
         "longest_walk": list(longest),
         "longest_walk_files": len(longest),
         "walks_through_a_file_twice": [list(c) for c in loops],
         "files_touched": sorted({f for c in chains for f in c}),
     }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("question")
+    ap.add_argument("--dataset", default=None)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+
+    argv = ["ask", args.question, "--no-record", *(["--dataset", args.dataset] if args.dataset else [])]
+    report = {"question": args.question, **walk(argv)}
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

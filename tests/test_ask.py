@@ -87,6 +87,17 @@ def test_ask_json_records_a_retrieval_whose_query_shows_exactly_the_subgraph(loa
     assert result["relation_path"] == [{"relation": "directed by", "backwards": False}] and result["not_in_graph"] is None
 
 
+def test_one_question_walks_through_at_most_8_files_none_twice(loaded):
+    """Read as the next engineer reads it, `ask` goes one way from the command to its answer: the
+    longest chain of library files on a call stack is short and never comes back into a file."""
+    from walk_question import walk
+
+    report = walk(["ask", "which movies did Christopher Nolan direct", "--dataset", "metaqa", "--no-record"])
+    assert "gr_neo4j/retrieval/linking.py" in report["files_touched"]  # the walk saw the whole question
+    assert report["longest_walk_files"] <= 8, report["longest_walk"]
+    assert report["walks_through_a_file_twice"] == []
+
+
 def test_paths_mode_follows_the_relation_chain_of_the_question(loaded):
     # James Cameron <-directed by- Titanic, Avatar: the relation the question names, every end of it
     # within the node budget (the order of longer chains is test_zero_shot's).

@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Self
 
 import neo4j
@@ -202,7 +203,8 @@ class Retriever:
     # -- the stages -----------------------------------------------------------------------------
     def link(self, question: str, dataset: str) -> list[Linked]:
         """The entities of knowledge-graph ``dataset`` that ``question`` names (one read)."""
-        return self.read(lambda tx: link(tx, dataset, question))
+        # A partial, not a lambda: the read calls linking directly and never comes back into this module.
+        return self.read(partial(link, dataset=dataset, question=question))
 
     def fetch(
         self,
