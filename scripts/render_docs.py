@@ -410,6 +410,7 @@ def headline() -> str:
     z, s = load("metaqa_zero_shot"), load("metaqa_abstention_untrained")
     t, m, a = load("metaqa_abstention"), load("movies_zero_shot"), load("adopt_movies")
     mp = load("train_explagraphs_label_mpnet_cpu")
+    am, ae = load("ablation_metaqa"), load("ablation_explagraphs")
 
     def hit(key: str | None) -> str:
         return per_hop((z["hops"][h][key] if key else z["hops"][h])["modes"]["paths"]["graph_hit_at_1"] for h in HOPS)
@@ -426,6 +427,9 @@ def headline() -> str:
         ["Neo4j's Movies graph, no questions, 1-hop Hit@1", num(m["hit_at_1"]), "[movies graph](docs/benchmarks.md#movies-graph)"],
         ["Movies adopted as it stands (`load neo4j`), user graph unchanged", f"{num(a['ours']['adopt_s'], 1)} s, Hit@1 {num(a['ours']['hit_at_1'], 2)}",
          "[movies graph](docs/benchmarks.md#movies-graph)"],
+        ["G-Retriever + LoRA, SmolLM2-135M: MetaQA 1-hop Hit@1 / ExplaGraphs accuracy (LoRA without the graph token)",
+         (f"{num(am['rows']['g_retriever_lora']['test_hit@1'])} / {num(ae['rows']['g_retriever_lora']['test_accuracy'])} "
+          f"({num(am['rows']['lora']['test_hit@1'])} / {num(ae['rows']['lora']['test_accuracy'])})"), "[ablation](docs/benchmarks.md#ablation)"],
         ["ExplaGraphs test accuracy (label classifier; majority class)",
          f"{num(mp['trained']['auto']['test_accuracy'])} ({num(mp['majority_class']['test_accuracy'])})", "[training](docs/benchmarks.md#training)"],
     ]
