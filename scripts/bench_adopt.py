@@ -21,15 +21,12 @@ Reeves play in The Matrix", "what is the tagline of The Matrix"). Prints one JSO
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from benchlib.movies import triples
 from benchlib.report import emit
+from benchlib.server import temporary_server
 from gr_neo4j.loaders.neo4j_graph import user_graph_checksum
 
 from gr_neo4j.connection import connect
@@ -39,9 +36,6 @@ from gr_neo4j.ingest import DatabaseSource
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.ingest.stats import drop_dataset
 from gr_neo4j.retrieval import Retriever
-from gr_neo4j.server import process
-from gr_neo4j.server.process import free_port
-from gr_neo4j.settings import load_settings
 
 # (question, right answers): relationships, node properties and relationship properties.
 QUESTIONS = [
@@ -83,14 +77,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the JSON here")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="gr-neo4j-bench-adopt-"))
-    configured = load_settings()
-    for var in ("NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE"):  # a managed server of its own
-        os.environ.pop(var, None)
-    settings = load_settings(home=root / "home", dist_dir=configured.dist_dir, bolt_port=free_port(), http_port=free_port(),
-                             heap="1g", pagecache="512m")
-    process.start(settings)
-    try:
+    with temporary_server("gr-neo4j-bench-adopt-") as (settings, root):
         created = create_example(settings, "movies")
         # The embedding model once, outside both timed loads (a fresh home converts it first).
         embedder, model_s = timed(lambda: load_embedder(settings))
@@ -110,9 +97,6 @@ def main() -> int:
             tsv.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in rows))
             baseline_report, baseline_s = timed(lambda: load_dataset(settings, "triples", path=tsv, as_name="movies_triples", embedder=embedder))
             baseline = asked(settings, "movies_triples", acted)
-    finally:
-        process.stop(settings)
-        shutil.rmtree(root, ignore_errors=True)
     emit({
         "embedding_model_load_s": model_s,
         "graph": {"created_nodes": created.nodes, "created_relationships": created.relationships, "from": created.jar.name},

@@ -16,17 +16,15 @@ Prints one JSON document.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from bench_zero_shot_movies import questions
 from benchlib.movies import triples
 from benchlib.report import emit
+from benchlib.server import temporary_server
 
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.errors import GrNeo4jError
@@ -34,9 +32,6 @@ from gr_neo4j.examples import browser_jar, create_example, movies_script
 from gr_neo4j.ingest import DatabaseSource
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.retrieval import RetrievalParams, Retriever
-from gr_neo4j.server import process
-from gr_neo4j.server.process import free_port
-from gr_neo4j.settings import load_settings
 
 SMALL = ("movies", "movies_triples")
 OUT_OF_GRAPH = ["who directed Titanic", "tell me about films", "what is the capital of France",
@@ -64,33 +59,24 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="gr-neo4j-bench-isolation-"))
-    configured = load_settings()
-    for var in ("NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE"):  # a managed server of its own
-        os.environ.pop(var, None)
-    settings = load_settings(home=root / "home", dist_dir=configured.dist_dir, bolt_port=free_port(), http_port=free_port(),
-                             heap="2g", pagecache="1g")
-    process.start(settings)
     try:
-        create_example(settings, "movies")
-        embedder = load_embedder(settings)
-        rows = triples(movies_script(browser_jar(settings)))
-        tsv = root / "movies.tsv"
-        tsv.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in rows), encoding="utf-8")
-        adopted = load_dataset(settings, "neo4j", path=DatabaseSource(settings), as_name="movies", embedder=embedder)
-        exported = load_dataset(settings, "triples", path=tsv, as_name="movies_triples", embedder=embedder)
-        asked = [q for _, q, _ in questions(rows, random.Random(args.seed))] + OUT_OF_GRAPH
-        alone = answers(settings, asked)
-        began = time.perf_counter()
-        large = load_dataset(settings, "metaqa", path=args.metaqa, embedder=embedder)
-        large_s = time.perf_counter() - began
-        beside = answers(settings, asked)
+        with temporary_server("gr-neo4j-bench-isolation-", heap="2g", pagecache="1g") as (settings, root):
+            create_example(settings, "movies")
+            embedder = load_embedder(settings)
+            rows = triples(movies_script(browser_jar(settings)))
+            tsv = root / "movies.tsv"
+            tsv.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in rows), encoding="utf-8")
+            adopted = load_dataset(settings, "neo4j", path=DatabaseSource(settings), as_name="movies", embedder=embedder)
+            exported = load_dataset(settings, "triples", path=tsv, as_name="movies_triples", embedder=embedder)
+            asked = [q for _, q, _ in questions(rows, random.Random(args.seed))] + OUT_OF_GRAPH
+            alone = answers(settings, asked)
+            began = time.perf_counter()
+            large = load_dataset(settings, "metaqa", path=args.metaqa, embedder=embedder)
+            large_s = time.perf_counter() - began
+            beside = answers(settings, asked)
     except GrNeo4jError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    finally:
-        process.stop(settings)
-        shutil.rmtree(root, ignore_errors=True)
     per_dataset = {}
     for dataset, report in (("movies", adopted), ("movies_triples", exported)):
         differ = [{"question": a["question"], "alone": a, "beside": b} for a, b in zip(alone[dataset], beside[dataset], strict=True) if a != b]
