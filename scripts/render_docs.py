@@ -131,6 +131,15 @@ def movies_graph() -> str:
     a = load("adopt_movies")
     rel_rows = [[rel, str(v["questions"]), num(v["hit_at_1"])] for rel, v in m["by_relation"].items()]
     ours, base = a["ours"], a["baseline"]
+    isolation = ""
+    if (BENCH / "movies_isolation.json").is_file():
+        iso = load("movies_isolation")
+        alike = "; ".join(f"{name} ({v['entities']} entities): {v['alike']} of {v['questions']}" for name, v in iso["small"].items())
+        isolation = f"""
+Beside MetaQA's {iso['large']['entities']:,} entities in the same database, each copy's questions (the
+generated ones and a few it cannot answer) retrieve the same nodes, answers and refusals as when it
+is alone: {alike}.
+"""
     adopt_rows = [
         ["`load neo4j` (the graph as it stands)", str(ours["entities"]), num(ours["adopt_s"], 1), num(ours["readopt_s"], 1),
          "yes" if all(ours["user_graph_unchanged"].values()) else "**no**", f"{num(ours['hit_at_1'], 2)} ({len(ours['questions'])} questions)"],
@@ -148,8 +157,8 @@ Adopted as it stands (labels, types and properties kept, relationship properties
 the same graph exported as triples:
 
 {table(["how", "entities", "load s", "re-run s", "user graph unchanged", "Hit@1"], adopt_rows)}
-
-{source("movies_zero_shot", "adopt_movies")}"""
+{isolation}
+{source("movies_zero_shot", "adopt_movies", *(["movies_isolation"] if isolation else []))}"""
 
 
 def path_ranker() -> str:
