@@ -61,7 +61,7 @@ def lr_schedule(opt: torch.optim.Optimizer, steps_per_epoch: int, config: TrainC
     transformers' implementation is used; the floor is capped at ``lr`` so that a smaller peak
     learning rate than the paper's never makes the rate rise after the warm-up.
     """
-    from transformers import get_cosine_with_min_lr_schedule_with_warmup
+    from transformers.optimization import get_cosine_with_min_lr_schedule_with_warmup  # 4.49 does not export it at the top
 
     return get_cosine_with_min_lr_schedule_with_warmup(
         opt, num_warmup_steps=round(steps_per_epoch * config.warmup_epochs), num_training_steps=steps_per_epoch * config.epochs,
