@@ -29,7 +29,7 @@ from benchlib.server import temporary_server
 from gr_neo4j.embedder import load_embedder
 from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.examples import browser_jar, create_example, movies_script
-from gr_neo4j.ingest import DatabaseSource
+from gr_neo4j.ingest import DatabaseSource, get_loader
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.retrieval import RetrievalParams, Retriever
 
@@ -59,6 +59,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
+    metaqa = args.metaqa or get_loader("metaqa").default_path()
+    if metaqa is None or not (metaqa / "kb.txt").is_file():
+        print(f"error: no MetaQA kb.txt in {metaqa or 'the shared datasets'}: pass --metaqa DIR", file=sys.stderr)
+        return 2
     try:
         with temporary_server("gr-neo4j-bench-isolation-", heap="2g", pagecache="1g") as (settings, root):
             create_example(settings, "movies")
@@ -71,7 +75,7 @@ def main() -> int:
             asked = [q for _, q, _ in questions(rows, random.Random(args.seed))] + OUT_OF_GRAPH
             alone = answers(settings, asked)
             began = time.perf_counter()
-            large = load_dataset(settings, "metaqa", path=args.metaqa, embedder=embedder)
+            large = load_dataset(settings, "metaqa", path=metaqa, embedder=embedder)
             large_s = time.perf_counter() - began
             beside = answers(settings, asked)
     except GrNeo4jError as e:

@@ -51,7 +51,7 @@ def walk(argv: list[str]) -> dict:
         app(argv, standalone_mode=False)
     finally:
         sys.setprofile(None)
-    longest = max(chains, key=len)
+    longest = max(chains, key=len, default=())  # () when the command failed before reaching the library
     loops = sorted({c for c in chains if len(set(c)) < len(c)}, key=len)
     return {
         "longest_walk": list(longest),
