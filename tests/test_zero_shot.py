@@ -166,3 +166,25 @@ def domain_encode(texts):
 ])
 def test_an_open_question_asks_what_a_name_has(question, is_open):
     assert zero_shot(question, encoder=domain_encode).open_question() is is_open
+
+
+GENRE = ("has genre", False)
+
+
+def genres_read_like(answer: str):
+    """End types in which the genres (the tail of "has genre") read exactly like ``answer``."""
+    def typed(texts):
+        out = end_types(texts)
+        out[GENRE] = EndType(encode([answer])[0], 32)
+        return out
+    return typed
+
+
+def test_a_domain_answer_does_not_buy_a_relation_no_word_asks_for():
+    # Genre names read like "movies"; "what movies did NAME direct" still stops at the films.
+    paths = [(D_,), (D_, GENRE), (D_, S)]
+    z = zero_shot("what movies did NAME direct", types=genres_read_like("what movies"), encoder=domain_encode)
+    assert paths[int(np.argmax(z.scores(paths)))] == (D_,)
+    # A noun that names one kind of node ("kinds") is the only word asking for the genres.
+    z = zero_shot("what kinds are the movies directed by NAME", types=genres_read_like("what kinds"), encoder=domain_encode)
+    assert paths[int(np.argmax(z.scores(paths)))] == (D_, GENRE)

@@ -22,7 +22,8 @@ masked) and how its end agrees with what the question asks for:
   against the end of the path, described by the mean embedding of the nodes at that end of its
   last relation in the graph (persons for the tail of "directed by", films for its head),
   z-scored over the ends the candidate paths reach; ends of one kind of node (:data:`SAME_TYPE`)
-  agree alike.
+  agree alike. An answer noun the whole graph is about ("what films", :data:`DOMAIN_MEAN`) adds
+  nothing to a last relation no word asks for.
 
 The constants were set by hand, reading MetaQA dev questions outside the evaluation slice (the
 first 300 per hop count); nothing is fitted.
@@ -226,6 +227,7 @@ class ZeroShot:
         if not paths:
             return np.zeros(0, dtype=np.float32)
         types = self._type_scores({p[-1] for p in paths if p})
+        domain_answer = self._domain_answer()
         progress = np.asarray(self.reading.progress)
         out = np.empty(len(paths), dtype=np.float32)
         for k, path in enumerate(paths):
@@ -239,7 +241,13 @@ class ZeroShot:
             else:
                 coverage, asked, inversions = 0.0, np.zeros(len(rows)), 0
             surplus = sum(max(0, n - max(int(self.mentions[r]), 1)) for r, n in Counter(rows).items())
-            out[k] = (coverage + TYPE_WEIGHT * (types.get(path[-1], 0.0) if path else 0.0) - UNASKED * float((1 - asked).sum())
+            typed = types.get(path[-1], 0.0) if path else 0.0
+            if typed > 0 and domain_answer and float(asked[-1]) <= ASKED:
+                # "what films": a word the whole graph is about tells apart ends the question asks
+                # for, but does not buy a last relation no word asks for: genre names read like
+                # "films", and "what films did NAME direct" would walk on to the films' genres.
+                typed = 0.0
+            out[k] = (coverage + TYPE_WEIGHT * typed - UNASKED * float((1 - asked).sum())
                       - SURPLUS * surplus - LENGTH * len(rows) - INVERSION * inversions)
         return out
 
@@ -265,8 +273,14 @@ class ZeroShot:
         r = self.reading
         if r.wh not in ("what", "which") or r.wh_named or (self.evidence > ASKED).any():
             return False
+        return r.answer is None or " " not in r.answer or self._domain_answer()
+
+    def _domain_answer(self) -> bool:
+        """Whether the answer phrase's noun is a :data:`DOMAIN_MEAN` word ("which movies" in a
+        film graph): it names what the whole graph is about, not one kind of node in it."""
+        r = self.reading
         if r.answer is None or " " not in r.answer:
-            return True
+            return False
         noun = r.answer.split()[-1]
         return noun in r.words and float(self.mean_similarity[r.words.index(noun)]) >= DOMAIN_MEAN
 
