@@ -126,6 +126,28 @@ graph", at most 0.02 of the control.
 {source("metaqa_abstention_untrained", "metaqa_abstention", "movies_abstention")}"""
 
 
+def time_per_question() -> str:
+    t = load("metaqa_latency")
+    rows = []
+    for row, what in (("untrained", "before `train-paths`"), ("trained", "after `train-paths`")):
+        for h in t["hops"]:
+            r = t["rows"][row][h]
+            b, o = r["median"]["baseline"], r["median"]["ours"]
+            rows.append([what, h, f"{num(b['total_ms'], 0)} / {num(o['total_ms'], 0)}", f"{num(b['cypher_ms'], 0)} / {num(o['cypher_ms'], 0)}",
+                         f"{num(b['graph_hit_at_1'])} / {num(o['graph_hit_at_1'])}", num(r["ratio"], 2)])
+    return f"""p50 time per MetaQA question (embed, link, Cypher, selection) of this revision beside the last
+revision before the zero-shot scorer, on one database and one machine: the first {t['limit']} dev
+questions per hop, `eval-retrieval --mode paths --predict-hops`, each side run {t['rounds']} times in
+alternating order; each cell is the median of the runs' p50, **baseline / now** (target: now at
+most {num(t['target']['ratio_at_most'], 2)} × baseline). Untrained, the baseline walks two relations deep for every
+question and the zero-shot scorer lets paths of one, two and three relations compete, so it fetches
+the three-hop neighbourhood.
+
+{table(["", "hops", "p50 ms", "Cypher p50 ms", "Hit@1", "ratio"], rows)}
+
+{source("metaqa_latency")}"""
+
+
 def movies_graph() -> str:
     m = load("movies_zero_shot")
     a = load("adopt_movies")
@@ -387,6 +409,7 @@ for {g['pyg_same_subgraph']} of {g['n']} questions.
 SECTIONS: list[tuple[str, Callable[[], str]]] = [
     ("Graph answers", graph_answers),
     ("Not in the graph", not_in_graph),
+    *([("Time per question", time_per_question)] if (BENCH / "metaqa_latency.json").is_file() else []),
     ("Movies graph", movies_graph),
     ("Path ranker training", path_ranker),
     ("LLM answers", llm_answers),
