@@ -34,7 +34,11 @@ from benchlib.report import emit
 from rich.console import Console
 
 from gr_neo4j.cli.progress import RichProgress
+from gr_neo4j.connection import connect
+from gr_neo4j.errors import GrNeo4jError
 from gr_neo4j.progress import NO_PROGRESS
+from gr_neo4j.retrieval.paths.ranker import load_ranker
+from gr_neo4j.settings import load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 # The last revision before the zero-shot scorer: the code whose times the zero-shot work must keep.
@@ -48,16 +52,32 @@ def git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def extract(rev: str, dest: Path) -> Path:
-    """The tree of ``rev`` under ``dest``, importable as `gr_neo4j` (its `cypher/` and `loaders/`,
-    which the wheel maps into the package, linked in)."""
+def resolve(rev: str) -> str:
+    """The full hash of commit ``rev``; exits with one line when the clone lacks it."""
     try:
-        full = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+        return git("rev-parse", "--verify", f"{rev}^{{commit}}")
     except subprocess.CalledProcessError:
         sys.exit(f"error: baseline revision {rev!r} is not in this clone's history (git fetch --unshallow?)")
+
+
+def require_ranker(dataset: str) -> None:
+    """Exit with one line unless ``dataset`` has a stored ranker: without one the trained row
+    would time the untrained code twice."""
+    try:
+        with connect(load_settings()) as conn:
+            stored = load_ranker(conn, dataset) is not None
+    except GrNeo4jError as e:
+        sys.exit(f"error: {e}")
+    if not stored:
+        sys.exit(f"error: dataset '{dataset}' has no trained ranker: run `gr-neo4j train-paths --dataset {dataset}` first")
+
+
+def extract(commit: str, dest: Path) -> Path:
+    """The tree of ``commit`` under ``dest``, importable as `gr_neo4j` (its `cypher/` and `loaders/`,
+    which the wheel maps into the package, linked in)."""
     archive = dest / "tree.tar"
     with archive.open("wb") as f:
-        subprocess.run(["git", "archive", full], cwd=ROOT, check=True, stdout=f)
+        subprocess.run(["git", "archive", commit], cwd=ROOT, check=True, stdout=f)
     tree = dest / "tree"
     tree.mkdir()
     subprocess.run(["tar", "-xf", str(archive), "-C", str(tree)], check=True)  # tar, not tarfile: its safe filter needs Python >= 3.11.4
@@ -89,7 +109,9 @@ def run(tree: Path | None, extra: list[str], args, out: Path) -> dict:
            "--limit", str(args.limit), "--mode", "paths", "--predict-hops", "--no-ceilings", "--json-out", str(out), *extra]
     done = subprocess.run(cmd, check=False, env=environment(tree), cwd=tree or ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode:
-        sys.exit(f"error: {' '.join(cmd[2:])} ({'baseline' if tree else 'ours'}) failed:\n{done.stderr[-2000:]}")
+        last = next((line.strip() for line in reversed(done.stderr.splitlines()) if line.strip()), f"exit status {done.returncode}")
+        why = last.removeprefix("error: ")
+        sys.exit(f"error: {'baseline' if tree else 'ours'} `{' '.join(cmd[2:5])} …` failed: {why}")
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -115,18 +137,27 @@ def summary(runs: dict[str, list[dict]], hops: list[str]) -> dict[str, dict]:
     return out
 
 
+def positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", default=BASELINE, help="git revision to compare with")
     ap.add_argument("--dataset", default="metaqa")
     ap.add_argument("--hops", default="1,2,3")
-    ap.add_argument("--limit", type=int, default=300, help="questions per hop (the first, in uid order)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--limit", type=positive, default=300, help="questions per hop (the first, in uid order)")
+    ap.add_argument("--rounds", type=positive, default=3)
     ap.add_argument("--out", default=None, help="also write the JSON here")
     args = ap.parse_args()
     hops = args.hops.split(",")
+    commit = resolve(args.baseline)
+    require_ranker(args.dataset)
     with tempfile.TemporaryDirectory(prefix="gr-neo4j-latency-") as tmp:
-        tree = extract(args.baseline, Path(tmp))
+        tree = extract(commit, Path(tmp))
         check_imports(tree, tree)
         check_imports(None, ROOT)
         sides = {"baseline": tree, "ours": None}
@@ -144,7 +175,7 @@ def main() -> None:
                         advance(1)
                 rows[row] = summary(runs, hops)
     emit({"dataset": args.dataset, "limit": args.limit, "rounds": args.rounds, "hops": hops,
-          "baseline": {"revision": git("rev-parse", f"{args.baseline}^{{commit}}"), "requested": args.baseline},
+          "baseline": {"revision": commit, "requested": args.baseline},
           "command": "eval-retrieval --mode paths --predict-hops --no-ceilings (untrained: --no-path-ranker)",
           "target": {"ratio_at_most": TARGET_RATIO}, "rows": rows}, args.out)
 

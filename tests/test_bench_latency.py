@@ -17,12 +17,12 @@ def bench():
 
 def test_the_baseline_imports_its_own_package_and_cypher(tmp_path):
     b = bench()
-    tree = b.extract("HEAD", tmp_path)
+    tree = b.extract(b.resolve("HEAD"), tmp_path)
     b.check_imports(tree, tree)  # exits if gr_neo4j or gr_neo4j.cypher came from this checkout
     with pytest.raises(SystemExit, match="is imported instead of the code under"):
         b.check_imports(None, tree)  # this checkout's package is not the extracted one
 
 
-def test_an_unknown_baseline_revision_is_one_line(tmp_path):
+def test_an_unknown_baseline_revision_is_one_line():
     with pytest.raises(SystemExit, match="'no-such-rev' is not in this clone's history"):
-        bench().extract("no-such-rev", tmp_path)
+        bench().resolve("no-such-rev")
