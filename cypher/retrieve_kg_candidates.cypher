@@ -8,7 +8,8 @@
 // Either way a dataset's seeds never depend on what else the database holds.
 // Expansion: up to 3 hops ($hops; the hop block is written once, between `@repeat` and `@end`,
 // and expanded when the statement is loaded: gr_neo4j/cypher_store.py); each node follows at
-// most $fanout of its relationships. Every
+// most $fanout of its relationships, and only those whose text is in $allowed unless it is null
+// (a zero-shot fetch plan's relation texts: gr_neo4j/retrieval/fetch_plan.py). Every
 // frontier node carries (origin, via_hub, relevance): origin 0 when reached from a topic entity, 1
 // from a vector hit; via_hub 1 once its walk went through a node with more than $fanout
 // relationships (a hub such as a genre or a year, whose expansion is cut anyway); relevance the sum
@@ -71,7 +72,7 @@ CALL (front, depth) {
   WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
   WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
   ORDER BY origin, via_hub, relevance DESC, degree
-  CALL (a) { MATCH (a)-[r:REL]-(b) RETURN r, b LIMIT $fanout }
+  CALL (a) { MATCH (a)-[r:REL]-(b) WHERE $allowed IS NULL OR r.text IN $allowed RETURN r, b LIMIT $fanout }
   WITH r, b, origin, via_hub, relevance + coalesce($rel_scores[r.text], 0.0) AS relevance
   LIMIT $max_edges
   RETURN collect([r, b, origin, via_hub, relevance]) AS rows

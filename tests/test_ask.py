@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from gr_neo4j.answer import show_query
 from gr_neo4j.cli import app
 from gr_neo4j.ingest.pipeline import load_dataset
-from gr_neo4j.retrieval.params import MAX_HOPS
 from gr_neo4j.samples import load_samples
 
 runner = CliRunner()
@@ -82,8 +81,9 @@ def test_ask_json_records_a_retrieval_whose_query_shows_exactly_the_subgraph(loa
     shown_edges = {r["e"].element_id for r in rows if r["e"] is not None}
     assert shown_edges == {e["element_id"] for e in result["edges"]}
     stored = loaded.query("MATCH (r:Retrieval {id: $id}) RETURN r", {"id": rid})[0]["r"]
-    # No hop model: paths of up to MAX_HOPS relations compete, and the best is one relation long.
-    assert stored["question"] == "who directed Titanic?" and json.loads(stored["parameters"])["hops"] == MAX_HOPS
+    # No hop model: paths of up to MAX_HOPS relations compete, and the best is one relation long:
+    # the fetch, planned from them, walks one relation deep.
+    assert stored["question"] == "who directed Titanic?" and json.loads(stored["parameters"])["hops"] == 1
     assert result["relation_path"] == [{"relation": "directed by", "backwards": False}] and result["not_in_graph"] is None
 
 

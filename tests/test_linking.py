@@ -132,8 +132,9 @@ def test_a_question_without_brackets_links_its_person_and_film(metaqa):
     assert res.question[x.span[0] : x.span[1]] == "Ilse Varga" and x.score == EXACT and x.alternatives == ()
     assert [n.key for n in res.nodes if n.topic] == ["Ilse Varga"]
     assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in res.nodes}
-    # No hop model trained yet: paths of every length compete and the depth is read from the question.
-    assert res.parameters["hops"] == MAX_HOPS and res.hop_probabilities == () and res.read_depth
+    # No hop model trained yet: paths of every length compete and the depth is read from the
+    # question, before the fetch, which walks as deep as the best path and no deeper.
+    assert res.parameters["hops"] == 1 and res.hop_probabilities == () and res.read_depth
     assert res.path == (("starred actors", True),) and res.depth == 1 and res.not_in_graph is None
     assert res.path_asked > ANSWERABLE
     assert res.hops_line() == (f"Hops: 1 (~starred actors), read from the question (zero-shot, up to {MAX_HOPS}); "
@@ -295,7 +296,7 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     assert result.hops_line().startswith(f"Hops: {result.parameters['hops']}, predicted")
     assert "hop_probabilities" in result.to_json()
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(path_ranker=False))
-    assert result.hop_probabilities == () and result.parameters["hops"] == MAX_HOPS and result.depth == 1
+    assert result.hop_probabilities == () and result.parameters["hops"] == 1 and result.depth == 1
     # The hop model alone is refitted from every question, the path weights kept.
     before = load_ranker(metaqa.conn, "metaqa")
     out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--hops", "1,2", "--skip", "0", "--fit", "hop-model", "--json"])
@@ -329,16 +330,44 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     metaqa.rankers.clear()
 
 
-def test_end_types_are_kept_on_the_dataset_until_its_next_load(metaqa):
+@pytest.mark.parametrize(
+    "question, best, depth",
+    [("what films did Ilse Varga act in", (("starred actors", True),), 1),
+     ("who directed the films starred by Ilse Varga", (("starred actors", True), ("directed by", False)), 2)],
+)
+def test_a_zero_shot_fetch_follows_its_plan_and_answers_as_a_full_one(metaqa, monkeypatch, question, best, depth):
+    params = RetrievalParams(path_ranker=False)
+    f = metaqa.fetch(question, "metaqa", params=params)
+    assert f.plan.paths[0] == best and f.params.hops == f.plan.depth == depth and f.read_depth
+    assert f.topic_steps == {("starred actors", True)}  # Ilse Varga's only relation
+    planned = metaqa.choose(f)
+    monkeypatch.setattr(metaqa, "plan", lambda *a: None)  # the whole neighbourhood, MAX_HOPS deep
+    whole = metaqa.fetch(question, "metaqa", params=params)
+    assert whole.params.hops == MAX_HOPS and f.candidates.num_nodes < whole.candidates.num_nodes
+    full = metaqa.choose(whole)
+    # The same answers; their order may differ, as fewer paths of the full fetch lead to each.
+    answers = {planned.nodes[i].key for i in planned.graph_answers}
+    assert answers and answers == {full.nodes[i].key for i in full.graph_answers} and planned.path == full.path == best
+
+
+@pytest.mark.parametrize("key", ["end_types", "step_schema"])
+def test_derived_facts_are_kept_on_the_dataset_until_its_next_load(metaqa, key):
     from gr_neo4j.retrieval.candidates import Neo4jSource
 
     texts = metaqa.vocab("metaqa").texts
-    first = metaqa.neo4j.end_types("metaqa", texts)
-    assert first and metaqa.conn.read("retrieval_end_types_stored", dataset="metaqa")[0]["end_types"] is not None
+
+    def derive(source):
+        return source.end_types("metaqa", texts) if key == "end_types" else source.step_schema("metaqa").follows
+
+    first = derive(Neo4jSource(metaqa.conn))
+    assert first and Neo4jSource(metaqa.conn).fact("metaqa", key)[0] is not None
     # Another process (a fresh source) reads them instead of scanning the relationships again.
-    fresh = Neo4jSource(metaqa.conn).end_types("metaqa", texts)
+    fresh = derive(Neo4jSource(metaqa.conn))
     assert fresh.keys() == first.keys()
-    assert all(np.allclose(fresh[k].vector, first[k].vector, atol=1e-5) and fresh[k].nodes == first[k].nodes for k in first)
+    if key == "end_types":
+        assert all(np.allclose(fresh[k].vector, first[k].vector, atol=1e-5) and fresh[k].nodes == first[k].nodes for k in first)
+    else:
+        assert fresh == first and ("directed by", True) in first[("directed by", False)]  # a director's other films
     # A later load of the dataset makes them stale.
     metaqa.conn.driver.execute_query("MATCH (d:Dataset {name: 'metaqa'}) SET d.loaded_at = datetime()", database_=metaqa.conn.database)
-    assert metaqa.conn.read("retrieval_end_types_stored", dataset="metaqa")[0]["end_types"] is None
+    assert Neo4jSource(metaqa.conn).fact("metaqa", key)[0] is None

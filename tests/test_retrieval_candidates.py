@@ -64,10 +64,10 @@ def kg(conn):
     return conn
 
 
-def fetch(conn, hops=2, topics=(), dataset="kg", **limits):
+def fetch(conn, hops=2, topics=(), dataset="kg", allowed=None, **limits):
     lim = CandidateLimits(**{"topk_nodes": 1, "topk_edges": 1, **limits})
     vocab = conn.read_tx(lambda tx: load_vocab(tx, dataset))
-    return conn.read_tx(lambda tx: kg_candidates(tx, dataset, Q, hops, lim, vocab, [f"{dataset}||{t}" for t in topics]))
+    return conn.read_tx(lambda tx: kg_candidates(tx, dataset, Q, hops, lim, vocab, [f"{dataset}||{t}" for t in topics], allowed=allowed))
 
 
 def triples(c):
@@ -166,7 +166,8 @@ def test_per_sample_graph_in_index_order(conn):
     assert conn.read_tx(lambda tx: graph_candidates(tx, "eg", "9", q)).num_nodes == 0
 
 
-@pytest.mark.parametrize("name", ["retrieve_kg_candidates", "retrieve_path_ends", "retrieve_graph", "retrieval_datasets", "retrieval_node_embeddings", "retrieval_dump_rel_texts"])
+@pytest.mark.parametrize("name", ["retrieve_kg_candidates", "retrieve_path_ends", "retrieve_graph", "retrieval_datasets", "retrieval_node_embeddings", "retrieval_dump_rel_texts",
+                                  "retrieval_step_schema", "retrieval_topic_steps", "retrieval_fact_get"])
 def test_retrieval_statements_are_read_only(conn, name):
     summary = conn.driver.execute_query("EXPLAIN " + statement(name), database_=conn.database).summary
     assert summary.query_type == "r"
@@ -198,6 +199,24 @@ def test_in_memory_baseline_builds_the_same_candidates(kg, hops, topics, limits)
     assert set(ours.node_keys) == set(theirs.node_keys)
     assert triples(ours) == triples(theirs)
     assert [ours.node_keys[i] for i in ours.topic] == [theirs.node_keys[i] for i in theirs.topic]
+
+
+@pytest.mark.parametrize(
+    "hops, topics, allowed, walked",
+    [(2, ("m",), ("good", "r"), {("m", "good", "g1"), ("g1", "r", "g2"), ("alpha", "r", "a1"), ("a1", "r", "a2")}),
+     (2, ("m",), ("good", "bad"), {("m", "good", "g1"), ("m", "bad", "b1")}),
+     (3, ("t",), ("nope",), set()),
+     (1, ("h",), ("has",), {("h", "has", f"leaf{i}") for i in range(10)})],
+)
+def test_the_expansion_follows_only_the_allowed_relation_texts(kg, hops, topics, allowed, walked):
+    # A planned fetch: every hop walks only the allowed texts, from the topics and the vector seeds
+    # alike (alpha); the top-k relationship is a seed, kept as found.
+    from gr_neo4j.retrieval.inmemory import InMemoryKG
+
+    theirs = fetch(kg, hops, topics, allowed=allowed)
+    assert triples(theirs) == walked | {("x1", "best", "x2")}
+    ours = InMemoryKG.from_neo4j(kg, "kg").candidates(Q, hops, CandidateLimits(topk_nodes=1, topk_edges=1), topics, allowed)
+    assert triples(ours) == triples(theirs) and set(ours.node_keys) == set(theirs.node_keys)
 
 
 def test_retriever_reads_after_execute_query_writes(kg, server):

@@ -188,3 +188,14 @@ def test_a_domain_answer_does_not_buy_a_relation_no_word_asks_for():
     # A noun that names one kind of node ("kinds") is the only word asking for the genres.
     z = zero_shot("what kinds are the movies directed by NAME", types=genres_read_like("what kinds"), encoder=domain_encode)
     assert paths[int(np.argmax(z.scores(paths)))] == (D_, GENRE)
+
+
+def test_paths_scored_at_once_score_as_alone_once_their_ends_are_fixed():
+    # A fetch plan scores hundreds of paths in one call and the selection a few of them later: with
+    # the answer type z-scored over every end once (with_ends), a path's score is its own.
+    free = zero_shot("who directed the films starred by NAME")
+    fixed = free.with_ends({p[-1] for p in PATHS})
+    together = fixed.scores(PATHS)
+    assert np.array_equal(together, np.concatenate([fixed.scores([p]) for p in PATHS]))
+    assert np.array_equal(together, free.scores(PATHS))  # the same ends: the same scores
+    assert not np.array_equal(free.scores(FROM_PERSON[:3]), fixed.scores(FROM_PERSON[:3]))

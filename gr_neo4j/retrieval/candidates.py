@@ -29,6 +29,7 @@ from ..cypher_store import statement
 from ..errors import StaleVocabulary
 from ..ingest.records import entity_uid
 from ..schema import ENTITY_VECTOR_INDEX, REL_VECTOR_INDEX
+from .fetch_plan import StepSchema
 from .params import MAX_HOPS, CandidateLimits
 from .zero_shot import EndType
 
@@ -42,6 +43,9 @@ KG_STATEMENT = "retrieve_kg_candidates"  # MAX_HOPS (params.py) is how often its
 # the vector index all datasets share: a few milliseconds, and its seeds the same whatever else is
 # loaded (the index's over-fetch can be all another dataset's, and it breaks ties its own way).
 EXACT_SEARCH_MAX = 5000
+# Relationships of a topic entity read for its relation steps (the fetch plan's starts); a hub
+# with more is planned from every step the schema has.
+TOPIC_STEP_SCAN = 5000
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,8 @@ class CandidateQuery:
 
     q: ``[D]`` unit question vector. graph: the sample of a per-sample dataset. topic_keys: topic
     entities by key; question_uid: a stored question whose ``TOPIC`` links add topic entities.
+    allowed: the relation texts the expansion may follow (a :class:`~.fetch_plan.FetchPlan`'s);
+    None: every one.
     """
 
     dataset: DatasetInfo
@@ -146,6 +152,7 @@ class CandidateQuery:
     graph: str | None = None
     topic_keys: Sequence[str] = ()
     question_uid: str | None = None
+    allowed: tuple[str, ...] | None = None
 
 
 class CandidateSource(Protocol):
@@ -183,7 +190,8 @@ class Neo4jSource:
         self._session: neo4j.Session | None = None
         self._vocab: dict[str, RelationVocab] = {}
         self._exact: dict[str, tuple[bool, bool]] = {}
-        self._end_types: dict[str, dict[tuple[str, bool], EndType | None]] = {}
+        self._end_types: dict[str, tuple[str | None, dict[tuple[str, bool], EndType | None]]] = {}  # with the load they are of
+        self._schemas: dict[str, StepSchema] = {}
         self._datasets: dict[str, DatasetInfo] | None = None
 
     @property
@@ -224,8 +232,10 @@ class Neo4jSource:
         its tails forwards, its heads backwards. Computed once per text and kept on the Dataset
         node until its next load (the scan takes a second or two: every cold ``ask`` would pay it)."""
         if dataset not in self._end_types:
-            self._end_types[dataset] = self._stored_end_types(dataset)
-        known = self._end_types[dataset]
+            stored, loaded_at = self.fact(dataset, "end_types")
+            self._end_types[dataset] = loaded_at, {} if stored is None else {
+                (t, bool(b)): None if e is None else EndType(np.asarray(e["vector"], dtype=np.float32), int(e["nodes"])) for t, b, e in stored}
+        loaded_at, known = self._end_types[dataset]
         missing = [t for t in dict.fromkeys(texts) if (t, False) not in known]
         if missing:
             rows = self.read(lambda tx: list(tx.run(
@@ -237,20 +247,48 @@ class Neo4jSource:
                         known[(row["text"], backwards)] = EndType(v / max(float(np.linalg.norm(v)), 1e-12), len(row[field]))
             for t in missing:
                 known.setdefault((t, False), None)  # read, even when the text had no relationship
-            self._store_end_types(dataset, known)
+            self.keep_fact(dataset, "end_types", loaded_at, [
+                [t, b, None if e is None else {"vector": e.vector.round(6).tolist(), "nodes": e.nodes}] for (t, b), e in known.items()])
         return {k: v for k in ((t, b) for t in texts for b in (False, True)) if (v := known.get(k)) is not None}
 
-    def _stored_end_types(self, dataset: str) -> dict[tuple[str, bool], EndType | None]:
-        rows = self.read(lambda tx: list(tx.run(statement("retrieval_end_types_stored"), dataset=dataset)))
-        if not rows or rows[0]["end_types"] is None:
-            return {}
-        return {(t, bool(b)): None if e is None else EndType(np.asarray(e["vector"], dtype=np.float32), int(e["nodes"]))
-                for t, b, e in json.loads(rows[0]["end_types"])}
+    def step_schema(self, dataset: str) -> StepSchema:
+        """Which relation steps of knowledge-graph ``dataset`` can follow which
+        (:class:`~.fetch_plan.StepSchema`): read once per process, and kept on the Dataset node
+        until its next load (the read scans every relationship)."""
+        if dataset not in self._schemas:
+            stored, loaded_at = self.fact(dataset, "step_schema")
+            if stored is not None:
+                self._schemas[dataset] = StepSchema.from_json(stored)
+            else:
+                rows = self.read(lambda tx: list(tx.run(statement("retrieval_step_schema"), dataset=dataset)))
+                self._schemas[dataset] = StepSchema.of([(r["ins"], r["outs"], r["entities"]) for r in rows])
+                self.keep_fact(dataset, "step_schema", loaded_at, self._schemas[dataset].to_json())
+        return self._schemas[dataset]
 
-    def _store_end_types(self, dataset: str, known: dict[tuple[str, bool], EndType | None]) -> None:
-        rows = [[t, b, None if e is None else {"vector": e.vector.round(6).tolist(), "nodes": e.nodes}] for (t, b), e in known.items()]
+    def topic_steps(self, uids: Sequence[str]) -> dict[str, frozenset[tuple[str, bool]] | None]:
+        """uid -> the (relation text, backwards) steps the entity has; None for one with more than
+        :data:`TOPIC_STEP_SCAN` relationships (only some were read). An unknown uid is left out."""
+        rows = self.read(lambda tx: list(tx.run(statement("retrieval_topic_steps"), uids=list(uids), scan=TOPIC_STEP_SCAN)))
+        return {r["uid"]: None if r["read"] >= TOPIC_STEP_SCAN else frozenset((t, not forward) for t, forward in r["steps"]) for r in rows}
+
+    def fact(self, dataset: str, key: str) -> tuple[object | None, str | None]:
+        """The fact ``key`` kept on ``dataset`` (parsed JSON; None when absent or computed before
+        the dataset's last load) and the load time a fact computed now is for."""
+        row = self.read(lambda tx: tx.run(statement("retrieval_fact_get"), dataset=dataset, key=key).single())
+        if row is None:
+            return None, None
+        kept = json.loads(row["fact"]) if row["fact"] else None
+        fresh = isinstance(kept, dict) and kept.get("loaded_at") == row["loaded_at"]
+        return (kept["value"] if fresh else None), row["loaded_at"]
+
+    def keep_fact(self, dataset: str, key: str, loaded_at: str | None, value: object) -> None:
+        """Keep ``value`` (JSON-ready) as fact ``key`` of ``dataset``, computed for its load at
+        ``loaded_at``; nothing is kept where the user may not write or the dataset was loaded since."""
+        if loaded_at is None:
+            return
         try:
-            self.conn.write("retrieval_end_types_store", dataset=dataset, end_types=json.dumps(rows))
+            self.conn.write("retrieval_fact_put", dataset=dataset, loaded_at=loaded_at,
+                            fact={key: json.dumps({"loaded_at": loaded_at, "value": value})})
         except neo4j.exceptions.Neo4jError:
             pass  # a read-only user: computed again by the next process, nothing lost
 
@@ -276,7 +314,7 @@ class Neo4jSource:
 
         def run(vocab: RelationVocab) -> Candidates:
             exact = self.exact_search(info.name)
-            return self.read(lambda tx: kg_candidates(tx, info.name, query.q, query.hops, query.limits, vocab, uids, query.question_uid, exact))
+            return self.read(lambda tx: kg_candidates(tx, info.name, query.q, query.hops, query.limits, vocab, uids, query.question_uid, exact, query.allowed))
 
         try:
             return run(self.vocab(info.name))
@@ -322,10 +360,12 @@ def kg_candidates(
     topic_uids: list[str] = (),
     question_uid: str | None = None,
     exact: tuple[bool, bool] = (False, False),
+    allowed: Sequence[str] | None = None,
 ) -> Candidates:
     """Run ``retrieve_kg_candidates`` in ``tx`` (a read transaction); ``q`` is the ``[D]`` question
     vector; ``exact``: score the dataset's entities, relationships exactly rather than through the
-    shared vector indexes (a small dataset, :meth:`Neo4jSource.exact_search`). Raises
+    shared vector indexes (a small dataset, :meth:`Neo4jSource.exact_search`); ``allowed``: the
+    relation texts the expansion may follow (None: any). Raises
     :class:`StaleVocabulary` when an edge text is missing from ``vocab``."""
     if not 0 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be between 0 and {MAX_HOPS}, got {hops}")
@@ -347,6 +387,7 @@ def kg_candidates(
         exact_rels=exact[1],
         topic_uids=list(topic_uids),
         question_uid=question_uid,
+        allowed=None if allowed is None else list(allowed),
     )
     r = tx.run(statement(KG_STATEMENT), params).single(strict=True)
     node_ids = r["node_ids"]

@@ -107,7 +107,7 @@ class InMemoryKG:
             raise ValueError("the in-memory graph holds no questions: pass the topic entities by key")
         if query.dataset.kind != "knowledge-graph":
             raise ValueError(f"the in-memory graph holds a knowledge graph, not {query.dataset.kind} dataset {query.dataset.name!r}")
-        return self.candidates(query.q, query.hops, query.limits, query.topic_keys)
+        return self.candidates(query.q, query.hops, query.limits, query.topic_keys, query.allowed)
 
     def node_embeddings(self, c: Candidates, nodes: np.ndarray) -> np.ndarray:
         return c.x[nodes]
@@ -149,8 +149,9 @@ class InMemoryKG:
             topic=np.zeros(0, dtype=np.int64),
         )
 
-    def candidates(self, q: np.ndarray, hops: int, limits: CandidateLimits, topic_keys=()) -> Candidates:
-        """The candidate graph of question vector ``q`` ``[D]`` (see the module doc)."""
+    def candidates(self, q: np.ndarray, hops: int, limits: CandidateLimits, topic_keys=(), allowed=None) -> Candidates:
+        """The candidate graph of question vector ``q`` ``[D]`` (see the module doc); ``allowed``:
+        the relation texts the expansion may follow (None: any)."""
         index = self.key_index if topic_keys else {}
         topics = list(dict.fromkeys(index[k] for k in topic_keys if k in index))
         node_sim = self.x @ q
@@ -164,11 +165,15 @@ class InMemoryKG:
         seen = dict.fromkeys(seeds)
         taken = list(top_edges)
         front = [(s, 0 if s in topic_set else 1, 0, 0.0) for s in seeds]
+        follow = None if allowed is None else np.isin(self.rel_texts, list(allowed))  # [R]
         for _ in range(hops):
             rows = []
             order = sorted((origin, 1 if via or self.degree(a) > limits.fanout else 0, -relevance, self.degree(a), i, a) for i, (a, origin, via, relevance) in enumerate(front))
             for origin, via_hub, neg, _, _, a in order:
-                for e in self.incident[self.indptr[a] : self.indptr[a + 1]][: limits.fanout].tolist():
+                incident = self.incident[self.indptr[a] : self.indptr[a + 1]]
+                if follow is not None:
+                    incident = incident[follow[self.rel_of_edge[incident]]]
+                for e in incident[: limits.fanout].tolist():
                     b = int(self.tails[e] if self.heads[e] == a else self.heads[e])
                     rows.append((origin, via_hub, neg - rel_score[self.rel_of_edge[e]], e, b))
                 if len(rows) >= limits.max_edges:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..defaults import Seeds
 from .linking import Linked
+from .params import MAX_HOPS
 from .zero_shot import ANSWERABLE, path_text
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ class RetrievalResult:
             asked = f"; asked for {self.path_asked:.2f}, answers above {ANSWERABLE}" if self.path_asked is not None else ""
             if self.sole_relation:
                 asked += ", or as here by the named entity's only relation"
-            return f"Hops: {len(self.path)} ({path_text(self.path)}), read from the question (zero-shot, up to {hops}){asked}"
+            return f"Hops: {len(self.path)} ({path_text(self.path)}), read from the question (zero-shot, up to {MAX_HOPS}){asked}"
         return f"Hops: {hops}"
 
     def seeds_line(self) -> str | None:

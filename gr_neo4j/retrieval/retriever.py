@@ -37,6 +37,7 @@ from ..connection import Connection, connect
 from ..defaults import Mode, Seeds
 from ..embedder import Embedder, load_embedder
 from ..errors import NotFound, SchemaError, UsageError
+from ..ingest.records import entity_uid
 from ..settings import Settings
 from ..textualize import textualize
 from .candidates import (
@@ -48,12 +49,13 @@ from .candidates import (
     RelationVocab,
     merge,
 )
+from .fetch_plan import FetchPlan, plan_fetch, schema_paths
 from .linking import Linked, link, masked
 from .modes import Scored, Selection, path_roots, score, selector
 from .params import DEFAULT_HOPS, MAX_HOPS, RetrievalParams
 from .paths import PathRanker, PathScorer, complete_steps, load_ranker
 from .result import GraphFeatures, RetrievalResult, RetrievedEdge, RetrievedNode, Timings
-from .zero_shot import ANSWERABLE, MAX_UNASKED, Step, ZeroShot, path_text, read, texts_to_embed
+from .zero_shot import ANSWERABLE, MAX_UNASKED, Reading, Step, ZeroShot, path_text, read, texts_to_embed
 
 
 @dataclass(frozen=True)
@@ -63,9 +65,11 @@ class Fetched:
     ``params`` are resolved (no None); ``*_ms`` the time each stage took (``link_ms`` is counted
     in ``fetch_ms`` too: both are Cypher round trips). ``seeds``: where the topic entities came
     from (None on per-sample graphs); ``linked``: the entities linked in the question;
-    ``read_depth``: no depth was given or predicted, so the ``paths`` mode walks :data:`MAX_HOPS`
-    deep and the zero-shot scorer reads the depth from the question; ``zero_shot``: that scorer,
-    read once per question (knowledge graphs only) for every mode chosen from it.
+    ``read_depth``: no depth was given or predicted, so the zero-shot scorer reads the depth from
+    the question; ``zero_shot``: that scorer, read once per question (knowledge graphs only) for
+    every mode chosen from it; ``plan``: the relation paths the fetch followed, planned by that
+    scorer before it (:mod:`.fetch_plan`; None: every relation, :data:`MAX_HOPS` deep), and
+    ``topic_steps`` the steps the topic entities have, read for the plan.
     """
 
     question: str
@@ -83,6 +87,8 @@ class Fetched:
     hop_probabilities: tuple[float, ...] = ()
     read_depth: bool = False
     zero_shot: ZeroShot | None = None
+    plan: FetchPlan | None = None
+    topic_steps: frozenset[Step] | None = None
 
 
 class Retriever:
@@ -246,7 +252,11 @@ class Retriever:
             read_depth = not hop_p and params.mode is Mode.PATHS and info.kind == "knowledge-graph"
             params = replace(params, hops=int(np.argmax(hop_p)) + 1 if hop_p else MAX_HOPS if read_depth else DEFAULT_HOPS)
         topic_keys = tuple(entities) or tuple(x.key for x in linked)
-        query = CandidateQuery(info, q, params.hops, params.limits, graph, topic_keys, question_uid)
+        planned = self.plan(question, linked, info.name, topic_keys) if read_depth and topic_keys and question_uid is None else None
+        zero_shot, plan, topic_steps = planned or (None, None, None)
+        if plan is not None:
+            params = replace(params, hops=plan.depth)
+        query = CandidateQuery(info, q, params.hops, params.limits, graph, topic_keys, question_uid, plan.allowed if plan else None)
         c = self.source.fetch(query)
         fetched = time.perf_counter()
         if info.kind == "per-sample" and c.num_nodes == 0:
@@ -258,29 +268,52 @@ class Retriever:
         if c.num_nodes == 0 and info.kind != "knowledge-graph":
             raise NotFound(f"no candidates for this question in dataset '{info.name}' (is its vector index online?)")
         s = score(c, q)
-        zero_shot = None
-        if info.kind == "knowledge-graph":
-            zero_shot = self.zero_shot(question, linked, info.name, c)
+        if info.kind == "knowledge-graph" and zero_shot is None:
+            held = sorted({c.rel_texts[r] for r in np.unique(c.edge_rel).tolist()})
+            zero_shot = self.zero_shot(read(masked(question, linked)), info.name, sorted(set(self.vocab(info.name).texts) | set(c.rel_texts)), held)
         scored = time.perf_counter()
         ms = 1000.0
         return Fetched(
             question, info, graph, params, c, s, ms * (embedded - began), ms * (fetched - embedded), ms * (scored - fetched),
             seeds=seeds_of(info.kind, entities, linked, len(c.topic)), linked=linked, link_ms=ms * (linked_at - embedded),
-            hop_probabilities=hop_p, read_depth=read_depth, zero_shot=zero_shot,
+            hop_probabilities=hop_p, read_depth=read_depth, zero_shot=zero_shot, plan=plan, topic_steps=topic_steps,
         )
 
-    def zero_shot(self, question: str, linked: Sequence[Linked], dataset: str, c: Candidates) -> ZeroShot:
-        """The zero-shot scorer of ``question`` on the candidates ``c`` of knowledge-graph
-        ``dataset``, given all it reads: the question with the names it links masked (as the path
-        plan reads it), the vectors of its words and of every relation text, and, when it has an
-        answer phrase, the end types of the relations ``c`` holds (a path ends with one of them)."""
-        reading = read(masked(question, linked))
-        relations = sorted(set(self.vocab(dataset).texts) | set(c.rel_texts))
+    def zero_shot(self, reading: Reading, dataset: str, relations: Sequence[str], ends: Sequence[str]) -> ZeroShot:
+        """The zero-shot scorer of a question's ``reading`` (its names masked, as the path plan
+        reads it) on knowledge-graph ``dataset``, given all it reads: the vectors of its words and
+        of every relation text in ``relations``, and, when it has an answer phrase, the end types
+        of the relations in ``ends`` (those a path may end with)."""
         texts = texts_to_embed(reading, relations)
         vectors = dict(zip(texts, self.paths.vectors(texts)))
-        held = sorted({c.rel_texts[r] for r in np.unique(c.edge_rel).tolist()})
-        end_types = self.neo4j.end_types(dataset, held) if reading.answer and held else {}
+        end_types = self.neo4j.end_types(dataset, ends) if reading.answer and ends else {}
         return ZeroShot(reading, relations, vectors, end_types)
+
+    def plan(self, question: str, linked: Sequence[Linked], dataset: str, topic_keys: Sequence[str]) -> tuple[ZeroShot, FetchPlan, frozenset[Step]] | None:
+        """Before the fetch of a question whose depth is read zero-shot: its scorer, with the answer
+        type over every end the paths from its topic entities may reach, the
+        :class:`~.fetch_plan.FetchPlan` of the best of those paths, and the steps the topic
+        entity has (one read, and the dataset's step schema, read once). None where nothing is
+        planned: a question naming several entities (their walks meet anywhere within
+        :data:`MAX_HOPS`), an unknown entity (the fetch says which), or too many paths
+        (:data:`~.fetch_plan.MAX_PLAN_PATHS`)."""
+        uids = list(dict.fromkeys(entity_uid(dataset, "", k) for k in topic_keys))
+        if len(uids) > 1:
+            return None
+        reading = read(masked(question, linked))
+        steps_of = self.neo4j.topic_steps(uids)
+        if len(steps_of) < len(uids):
+            return None
+        schema = self.neo4j.step_schema(dataset)
+        # A hub read in part (None) may start along any step.
+        starts = frozenset().union(*(schema.steps if s is None else s for s in steps_of.values()))
+        paths = schema_paths(starts, schema, MAX_HOPS)
+        if not paths:
+            return None
+        relations = sorted(self.vocab(dataset).texts)
+        zero_shot = self.zero_shot(reading, dataset, relations, sorted({p[-1][0] for p in paths})).with_ends({p[-1] for p in paths})
+        plan = plan_fetch(paths, zero_shot.scores(paths), schema)
+        return None if plan is None else (zero_shot, plan, starts)
 
     def hop_probabilities(self, info: DatasetInfo, question: str, linked: Sequence[Linked], q: np.ndarray, learned: bool = True) -> tuple[float, ...]:
         """How likely ``question`` needs 1..H relations, by the hop model of ``info``'s path
@@ -307,7 +340,7 @@ class Retriever:
         c, s, complete_ms = self.complete(f, params, scorer)
         sel = selector(params.mode)(c, s, params, scorer) if c.num_nodes else Selection(*(np.zeros(0, dtype=np.int64),) * 2, s.edge)
         asked = f.zero_shot.asked(sel.path) if f.zero_shot is not None and sel.path else None
-        sole = f.zero_shot is not None and len(sel.path) == 1 and only_step(f.candidates) == sel.path[0] and f.zero_shot.open_question()
+        sole = f.zero_shot is not None and len(sel.path) == 1 and only_step(f.candidates, f.topic_steps) == sel.path[0] and f.zero_shot.open_question()
         why = not_in_graph(f, params, sel, scorer, asked, sole)
         if why is not None:
             sel = replace(sel, answers=sel.answers[:0], answer_scores=sel.answer_scores[:0])
@@ -365,11 +398,14 @@ class Retriever:
         return self.choose(self.fetch(question, dataset, graph, entities, params, question_uid, q))
 
 
-def only_step(c: Candidates) -> Step | None:
+def only_step(c: Candidates, steps: frozenset[Step] | None = None) -> Step | None:
     """The one (relation text, backwards) step the single topic entity of ``c`` has, or None
-    (several topics, or several kinds of step)."""
+    (several topics, or several kinds of step); ``steps``: the topic's steps as read before a
+    planned fetch (whose candidates hold only the planned ones), else read from ``c``."""
     if len(c.topic) != 1:
         return None
+    if steps is not None:
+        return next(iter(steps)) if len(steps) == 1 else None
     t = int(c.topic[0])
     heads, tails = c.edge_index
     steps = {(c.rel_texts[r], False) for r in c.edge_rel[heads == t].tolist()} | {(c.rel_texts[r], True) for r in c.edge_rel[tails == t].tolist()}

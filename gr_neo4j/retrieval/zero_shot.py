@@ -31,8 +31,8 @@ first 300 per hop count); nothing is fitted.
 
 from __future__ import annotations
 
+import copy
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -197,6 +197,7 @@ class ZeroShot:
         self.mentions = np.zeros(len(rels) + 1, dtype=np.int64)  # [R + 1]
         self.mean_similarity = np.zeros(len(words), dtype=np.float32)  # [W] each word's mean over the relations
         self.answer_vector = vectors[reading.answer] if reading.answer else None
+        self.fixed_types: dict[Step, float] | None = None  # :meth:`with_ends`
         if words and rels:
             self._read(rels, words, vectors)
 
@@ -223,32 +224,47 @@ class ZeroShot:
         return self.rel_index.get(rel, len(self.rel_index))
 
     def scores(self, paths: Sequence[Sequence[Step]]) -> np.ndarray:
-        """``[P]`` the score of each path (its (relation text, backwards) steps)."""
+        """``[P]`` the score of each path (its (relation text, backwards) steps), all at once: a
+        fetch plan scores the hundreds of paths the step schema allows."""
         if not paths:
             return np.zeros(0, dtype=np.float32)
-        types = self._type_scores({p[-1] for p in paths if p})
-        domain_answer = self._domain_answer()
-        progress = np.asarray(self.reading.progress)
-        out = np.empty(len(paths), dtype=np.float32)
+        types = self.fixed_types if self.fixed_types is not None else self._type_scores({p[-1] for p in paths if p})
+        lengths = np.array([len(p) for p in paths], dtype=np.int64)  # [P]
+        width = int(lengths.max())
+        rows = np.full((len(paths), width), len(self.rel_index), dtype=np.int64)  # [P, L]; padded with the zero row
         for k, path in enumerate(paths):
-            rows = [self._row(rel) for rel, _ in path]
-            sub = self.evidence[rows]  # [L, W]
-            if sub.shape[0] and sub.shape[1]:  # a path of no step (the topic itself) asks for nothing
-                coverage = float(sub.max(0).sum())
-                asked = sub.max(1)
-                at = progress[sub.argmax(1)]
-                inversions = sum(1 for i in range(len(rows) - 1) if asked[i] > ASKED and asked[i + 1] > ASKED and at[i] > at[i + 1])
-            else:
-                coverage, asked, inversions = 0.0, np.zeros(len(rows)), 0
-            surplus = sum(max(0, n - max(int(self.mentions[r]), 1)) for r, n in Counter(rows).items())
-            typed = types.get(path[-1], 0.0) if path else 0.0
-            if typed > 0 and domain_answer and float(asked[-1]) <= ASKED:
-                # "what films": a word the whole graph is about tells apart ends the question asks
-                # for, but does not buy a last relation no word asks for: genre names read like
-                # "films", and "what films did NAME direct" would walk on to the films' genres.
-                typed = 0.0
-            out[k] = (coverage + TYPE_WEIGHT * typed - UNASKED * float((1 - asked).sum())
-                      - SURPLUS * surplus - LENGTH * len(rows) - INVERSION * inversions)
+            rows[k, : len(path)] = [self._row(rel) for rel, _ in path]
+        real = np.arange(width) < lengths[:, None]  # [P, L]
+        if self.evidence.shape[1] and width:
+            sub = self.evidence[rows]  # [P, L, W]; evidence >= 0, so the zero row never wins a max
+            coverage = sub.max(1).sum(1)
+            asked = sub.max(2)  # [P, L]
+            at = np.asarray(self.reading.progress)[sub.argmax(2)]
+            inversions = ((asked[:, :-1] > ASKED) & (asked[:, 1:] > ASKED) & (at[:, :-1] > at[:, 1:]) & real[:, 1:]).sum(1)
+        else:  # a question with no content word, or only paths of no step (the topic itself), asks for nothing
+            coverage, asked, inversions = np.zeros(len(paths), np.float32), np.zeros(rows.shape, np.float32), np.zeros(len(paths), np.int64)
+        unasked = np.where(real, 1 - asked, 0).sum(1)
+        # A step walks its relation once more than the question mentions it when its relation came
+        # that often already, itself included.
+        same_before = (rows[:, :, None] == rows[:, None, :]) & np.triu(np.ones((width, width), dtype=bool)) & real[:, :, None]
+        surplus = ((same_before.sum(1) > np.maximum(self.mentions[rows], 1)) & real).sum(1)
+        typed = np.array([types.get(p[-1], 0.0) if p else 0.0 for p in paths], dtype=np.float64)
+        if self._domain_answer():
+            # "what films": a word the whole graph is about tells apart ends the question asks
+            # for, but does not buy a last relation no word asks for: genre names read like
+            # "films", and "what films did NAME direct" would walk on to the films' genres.
+            last_asked = asked[np.arange(len(paths)), np.maximum(lengths - 1, 0)]
+            typed[(typed > 0) & (lengths > 0) & (last_asked <= ASKED)] = 0.0
+        out = (coverage.astype(np.float64) + TYPE_WEIGHT * typed - UNASKED * unasked.astype(np.float64)
+               - SURPLUS * surplus - LENGTH * lengths - INVERSION * inversions)
+        return out.astype(np.float32)
+
+    def with_ends(self, ends: set[Step]) -> ZeroShot:
+        """This scorer with the answer type z-scored once over ``ends``, every end the question's
+        paths may reach (:mod:`.fetch_plan`), rather than over the ends of the paths scored at a
+        time: a fetch planned along a few paths scores them as among all it chose from."""
+        out = copy.copy(self)
+        out.fixed_types = self._type_scores(ends)
         return out
 
     def asked(self, path: Sequence[Step]) -> float:
