@@ -8,8 +8,8 @@
 // Either way a dataset's seeds never depend on what else the database holds.
 // Expansion: up to 3 hops ($hops; the hop block is written once, between `@repeat` and `@end`,
 // and expanded when the statement is loaded: gr_neo4j/cypher_store.py); each node follows at
-// most $fanout of its relationships, and only those whose text is in $allowed unless it is null
-// (a zero-shot fetch plan's relation texts: gr_neo4j/retrieval/fetch_plan.py). Every
+// most $fanout of its relationships; $allowed, unless null, is a zero-shot fetch plan's relation
+// texts per hop (gr_neo4j/retrieval/fetch_plan.py): hop d follows only $allowed[d]. Every
 // frontier node carries (origin, via_hub, relevance): origin 0 when reached from a topic entity, 1
 // from a vector hit; via_hub 1 once its walk went through a node with more than $fanout
 // relationships (a hub such as a genre or a year, whose expansion is cut anyway); relevance the sum
@@ -62,9 +62,14 @@ CALL (topics, vector_nodes, vector_rels) {
   WITH DISTINCT s
   RETURN collect(s) AS seeds
 }
-// seen: nodes so far; taken: relationships so far; front: [node, origin, via_hub, relevance] to expand.
+// seen: nodes so far; taken: relationships so far; front: [node, origin, via_hub, relevance] to
+// expand; walked: nodes expanded or about to be. A planned fetch walks from the topics only (the
+// vector hits are kept, not expanded), hop d along the texts $allowed[d], so a vector hit that the
+// topics' walks reach is expanded there, along that hop's texts; unplanned, walked is seen.
 WITH kind, embedder, dimension, topics, seeds AS seen, vector_rels AS taken, 0 AS depth,
-     [s IN seeds | [s, CASE WHEN s IN topics THEN 0 ELSE 1 END, 0, 0.0]] AS front
+     CASE WHEN $allowed IS NULL THEN seeds ELSE topics END AS walked
+WITH kind, embedder, dimension, topics, seen, taken, depth, walked,
+     [s IN walked | [s, CASE WHEN s IN topics THEN 0 ELSE 1 END, 0, 0.0]] AS front
 // @repeat 3 (one hop; a hop past $hops expands nothing)
 CALL (front, depth) {
   UNWIND (CASE WHEN depth < $hops THEN front ELSE [] END) AS f
@@ -72,20 +77,21 @@ CALL (front, depth) {
   WITH a, origin, via, relevance, COUNT { (a)-[:REL]-() } AS degree
   WITH a, origin, CASE WHEN via = 1 OR degree > $fanout THEN 1 ELSE 0 END AS via_hub, relevance, degree
   ORDER BY origin, via_hub, relevance DESC, degree
-  CALL (a) { MATCH (a)-[r:REL]-(b) WHERE $allowed IS NULL OR r.text IN $allowed RETURN r, b LIMIT $fanout }
+  CALL (a, depth) { MATCH (a)-[r:REL]-(b) WHERE $allowed IS NULL OR r.text IN $allowed[depth] RETURN r, b LIMIT $fanout }
   WITH r, b, origin, via_hub, relevance + coalesce($rel_scores[r.text], 0.0) AS relevance
   LIMIT $max_edges
   RETURN collect([r, b, origin, via_hub, relevance]) AS rows
 }
-WITH kind, embedder, dimension, topics, seen, taken, depth,
+WITH kind, embedder, dimension, topics, seen, taken, depth, walked,
      rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
-CALL (rows, seen) {
+CALL (rows, walked) {
   UNWIND rows AS row
-  WITH row WHERE NOT row[1] IN seen
+  WITH row WHERE NOT row[1] IN walked
   WITH row[1] AS b, collect(row)[0] AS best
   RETURN collect([b, best[2], best[3], best[4]]) AS front
 }
-WITH kind, embedder, dimension, topics, seen + [f IN front | f[0]] AS seen, taken + [row IN rows | row[0]] AS taken, front, depth + 1 AS depth
+WITH kind, embedder, dimension, topics, seen + [f IN front WHERE NOT f[0] IN seen | f[0]] AS seen, walked + [f IN front | f[0]] AS walked,
+     taken + [row IN rows | row[0]] AS taken, front, depth + 1 AS depth
 // @end repeat
 CALL (taken) { UNWIND taken AS r WITH DISTINCT r RETURN collect(r) AS rels }
 RETURN kind, embedder, dimension,

@@ -51,16 +51,16 @@ def test_the_plan_follows_the_best_trusted_path_and_every_path_ranked_above_it()
     paths = [(D,), (G,), (D, G), (D, D_, G), (D, D_)]
     plan = plan_fetch(paths, np.array([0.5, 0.2, 0.9, 0.8, 0.3]), schema, keep=4)
     assert plan.paths == ((D, G), (D, D_, G), (D,), (D, D_))
-    assert plan.depth == 3 and plan.allowed == ("directed by", "has genre")
+    assert plan.depth == 3 and plan.allowed == (("directed by",), ("directed by", "has genre"), ("has genre",))
     # The best path trusted: the plan is as deep as it, and the runners-up no deeper.
     plan = plan_fetch(paths, np.array([0.9, 0.2, 0.1, 0.8, 0.3]), schema, keep=3)
     assert plan.paths == ((D,), (G,))
-    assert plan.depth == 1 and plan.allowed == ("directed by", "has genre")
+    assert plan.depth == 1 and plan.allowed == (("directed by", "has genre"),)
 
 
 def test_ties_go_to_the_shorter_path_and_a_plan_needs_a_trusted_one(schema):
     plan = plan_fetch([(D, D_), (D,)], np.array([1.0, 1.0]), schema, keep=1)
-    assert plan == FetchPlan(((D,),), ("directed by",), 1)
+    assert plan == FetchPlan(((D,),), (("directed by",),))
     assert plan_fetch([], np.zeros(0), schema) is None
     rare = StepSchema.of([([], ["directed by"], 1000), (["directed by"], ["has genre"], 1), (["directed by"], [], 999)])
     untrusted = [(D, G, (f"r{i}", False)) for i in range(MAX_UNTRUSTED + 1)]

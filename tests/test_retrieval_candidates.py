@@ -203,20 +203,25 @@ def test_in_memory_baseline_builds_the_same_candidates(kg, hops, topics, limits)
 
 @pytest.mark.parametrize(
     "hops, topics, allowed, walked",
-    [(2, ("m",), ("good", "r"), {("m", "good", "g1"), ("g1", "r", "g2"), ("alpha", "r", "a1"), ("a1", "r", "a2")}),
-     (2, ("m",), ("good", "bad"), {("m", "good", "g1"), ("m", "bad", "b1")}),
-     (3, ("t",), ("nope",), set()),
-     (1, ("h",), ("has",), {("h", "has", f"leaf{i}") for i in range(10)})],
+    [(2, ("m",), (("good",), ("r",)), {("m", "good", "g1"), ("g1", "r", "g2")}),
+     (2, ("m",), (("good", "bad"), ("r",)), {("m", "good", "g1"), ("g1", "r", "g2"), ("m", "bad", "b1"), ("b1", "r", "b2")}),
+     (2, ("m",), (("good",), ("nope",)), {("m", "good", "g1")}),
+     (2, ("alpha",), (("r",), ("r",)), {("alpha", "r", "a1"), ("a1", "r", "a2")}),
+     (1, ("h",), (("has",),), {("h", "has", f"leaf{i}") for i in range(10)})],
 )
-def test_the_expansion_follows_only_the_allowed_relation_texts(kg, hops, topics, allowed, walked):
-    # A planned fetch: every hop walks only the allowed texts, from the topics and the vector seeds
-    # alike (alpha); the top-k relationship is a seed, kept as found.
+def test_a_planned_fetch_walks_from_the_topics_along_each_hops_texts(kg, hops, topics, allowed, walked):
+    # Hop d follows only allowed[d], from the topics only: the vector hits (alpha, x1, x2) are kept
+    # as found, not expanded, and one the topics' walks reach (alpha, a topic itself in the fourth
+    # case) is expanded there; the top-k relationship is a seed, kept as found.
     from gr_neo4j.retrieval.inmemory import InMemoryKG
 
     theirs = fetch(kg, hops, topics, allowed=allowed)
     assert triples(theirs) == walked | {("x1", "best", "x2")}
+    assert {"alpha", "x1", "x2"} <= set(theirs.node_keys)
     ours = InMemoryKG.from_neo4j(kg, "kg").candidates(Q, hops, CandidateLimits(topk_nodes=1, topk_edges=1), topics, allowed)
     assert triples(ours) == triples(theirs) and set(ours.node_keys) == set(theirs.node_keys)
+    with pytest.raises(ValueError, match="allowed"):
+        fetch(kg, hops + 1, topics, allowed=allowed)
 
 
 def test_retriever_reads_after_execute_query_writes(kg, server):

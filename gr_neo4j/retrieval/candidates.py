@@ -141,8 +141,9 @@ class CandidateQuery:
 
     q: ``[D]`` unit question vector. graph: the sample of a per-sample dataset. topic_keys: topic
     entities by key; question_uid: a stored question whose ``TOPIC`` links add topic entities.
-    allowed: the relation texts the expansion may follow (a :class:`~.fetch_plan.FetchPlan`'s);
-    None: every one.
+    allowed: a zero-shot :class:`~.fetch_plan.FetchPlan`'s relation texts per hop: the expansion
+    starts from the topic entities only, hop ``d`` along ``allowed[d]``; None: from every seed,
+    along every relation.
     """
 
     dataset: DatasetInfo
@@ -152,7 +153,7 @@ class CandidateQuery:
     graph: str | None = None
     topic_keys: Sequence[str] = ()
     question_uid: str | None = None
-    allowed: tuple[str, ...] | None = None
+    allowed: tuple[tuple[str, ...], ...] | None = None
 
 
 class CandidateSource(Protocol):
@@ -360,15 +361,17 @@ def kg_candidates(
     topic_uids: list[str] = (),
     question_uid: str | None = None,
     exact: tuple[bool, bool] = (False, False),
-    allowed: Sequence[str] | None = None,
+    allowed: Sequence[Sequence[str]] | None = None,
 ) -> Candidates:
     """Run ``retrieve_kg_candidates`` in ``tx`` (a read transaction); ``q`` is the ``[D]`` question
     vector; ``exact``: score the dataset's entities, relationships exactly rather than through the
-    shared vector indexes (a small dataset, :meth:`Neo4jSource.exact_search`); ``allowed``: the
-    relation texts the expansion may follow (None: any). Raises
+    shared vector indexes (a small dataset, :meth:`Neo4jSource.exact_search`); ``allowed``: per
+    hop, the relation texts a walk from the topics may follow (:class:`CandidateQuery`). Raises
     :class:`StaleVocabulary` when an edge text is missing from ``vocab``."""
     if not 0 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be between 0 and {MAX_HOPS}, got {hops}")
+    if allowed is not None and len(allowed) < hops:
+        raise ValueError(f"{hops} hops need as many lists of allowed relation texts, got {len(allowed)}")
     params = dict(
         dataset=dataset,
         q=[float(v) for v in q],
@@ -387,7 +390,7 @@ def kg_candidates(
         exact_rels=exact[1],
         topic_uids=list(topic_uids),
         question_uid=question_uid,
-        allowed=None if allowed is None else list(allowed),
+        allowed=None if allowed is None else [list(texts) for texts in allowed],
     )
     r = tx.run(statement(KG_STATEMENT), params).single(strict=True)
     node_ids = r["node_ids"]

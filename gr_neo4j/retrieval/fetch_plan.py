@@ -7,9 +7,9 @@ along one path. So the paths are scored first, on the graph's *step schema* inst
 nodes: which relation steps can follow which (read once per dataset, :class:`StepSchema`),
 starting from the steps the named entity actually has. The fetch then expands only along the
 relation texts of the best path the schema trusts to have walks, of every path ranked above it,
-and of the next ones no longer than those (:data:`PLAN_PATHS` in all at least), and only as deep
-as the longest of them; the selection scores the walks it gets, and answers along the best of
-them, as it would have.
+and of the next ones no longer than those (:data:`PLAN_PATHS` in all at least), each hop its own
+texts, from the named entity only, and only as deep as the longest path; the selection scores the
+walks it gets, and answers along the best of them, as it would have.
 
 The schema is coarse, a superset of what the graph walks: a step follows another when some node
 ends the one and starts the other. On a graph whose nodes are names a few coincidences let
@@ -100,17 +100,20 @@ def schema_paths(starts: Iterable[Step], schema: StepSchema, max_len: int, cap: 
 
 @dataclass(frozen=True)
 class FetchPlan:
-    """``paths`` the relation paths the fetch follows, best first; ``allowed`` the relation texts
-    they walk, which the fetch follows at every hop (a node is expanded once, at the hop that first
-    reaches it, maybe as a vector seed); ``depth`` hops in all (the longest path)."""
+    """``paths`` the relation paths the fetch follows, best first; ``allowed[d]`` the relation texts
+    hop ``d`` walks (every path's step ``d``); ``depth`` hops in all (the longest path)."""
 
     paths: tuple[Path, ...]
-    allowed: tuple[str, ...]
-    depth: int
+    allowed: tuple[tuple[str, ...], ...]
+
+    @property
+    def depth(self) -> int:
+        return len(self.allowed)
 
     @classmethod
     def of(cls, paths: Sequence[Path]) -> FetchPlan:
-        return cls(tuple(paths), tuple(sorted({rel for p in paths for rel, _ in p})), max((len(p) for p in paths), default=0))
+        depth = max((len(p) for p in paths), default=0)
+        return cls(tuple(paths), tuple(tuple(sorted({p[d][0] for p in paths if len(p) > d})) for d in range(depth)))
 
 
 def plan_fetch(paths: Sequence[Path], scores: np.ndarray, schema: StepSchema, keep: int = PLAN_PATHS) -> FetchPlan | None:

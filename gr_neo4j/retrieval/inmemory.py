@@ -151,7 +151,8 @@ class InMemoryKG:
 
     def candidates(self, q: np.ndarray, hops: int, limits: CandidateLimits, topic_keys=(), allowed=None) -> Candidates:
         """The candidate graph of question vector ``q`` ``[D]`` (see the module doc); ``allowed``:
-        the relation texts the expansion may follow (None: any)."""
+        per hop, the relation texts a walk from the topics may follow (None: every seed expands
+        along every relation; see :class:`~.candidates.CandidateQuery`)."""
         index = self.key_index if topic_keys else {}
         topics = list(dict.fromkeys(index[k] for k in topic_keys if k in index))
         node_sim = self.x @ q
@@ -163,11 +164,12 @@ class InMemoryKG:
         seeds = list(dict.fromkeys(topics + top_nodes + [int(self.heads[e]) for e in top_edges] + [int(self.tails[e]) for e in top_edges]))
         topic_set = set(topics)
         seen = dict.fromkeys(seeds)
+        walked = dict.fromkeys(seeds if allowed is None else topics)  # planned: from the topics only
         taken = list(top_edges)
-        front = [(s, 0 if s in topic_set else 1, 0, 0.0) for s in seeds]
-        follow = None if allowed is None else np.isin(self.rel_texts, list(allowed))  # [R]
-        for _ in range(hops):
+        front = [(s, 0 if s in topic_set else 1, 0, 0.0) for s in walked]
+        for depth in range(hops):
             rows = []
+            follow = None if allowed is None else np.isin(self.rel_texts, list(allowed[depth]))  # [R]
             order = sorted((origin, 1 if via or self.degree(a) > limits.fanout else 0, -relevance, self.degree(a), i, a) for i, (a, origin, via, relevance) in enumerate(front))
             for origin, via_hub, neg, _, _, a in order:
                 incident = self.incident[self.indptr[a] : self.indptr[a + 1]]
@@ -182,9 +184,10 @@ class InMemoryKG:
             taken.extend(r[3] for r in rows)
             best = {}
             for origin, via_hub, neg, _, b in rows:
-                if b not in seen and b not in best:
+                if b not in walked and b not in best:
                     best[b] = (b, origin, via_hub, -neg)
             seen.update(dict.fromkeys(best))
+            walked.update(dict.fromkeys(best))
             front = list(best.values())
         nodes = list(seen)
         local = {n: i for i, n in enumerate(nodes)}
