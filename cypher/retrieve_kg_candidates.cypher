@@ -62,14 +62,15 @@ CALL (topics, vector_nodes, vector_rels) {
   WITH DISTINCT s
   RETURN collect(s) AS seeds
 }
-// seen: nodes so far; taken: relationships so far; front: [node, origin, via_hub, relevance] to
-// expand; walked: nodes expanded or about to be. A planned fetch walks from the topics only (the
-// vector hits are kept, not expanded), hop d along the texts $allowed[d], so a vector hit that the
-// topics' walks reach is expanded there, along that hop's texts; unplanned, walked is seen.
-WITH kind, embedder, dimension, topics, seeds AS seen, vector_rels AS taken, 0 AS depth,
-     CASE WHEN $allowed IS NULL THEN seeds ELSE topics END AS walked
-WITH kind, embedder, dimension, topics, seen, taken, depth, walked,
-     [s IN walked | [s, CASE WHEN s IN topics THEN 0 ELSE 1 END, 0, 0.0]] AS front
+// seen: nodes walked so far; taken: relationships so far; front: [node, origin, via_hub, relevance]
+// to expand. A planned fetch walks from the topics only, hop d along the texts $allowed[d]: the
+// vector hits are added after the walks (a hit that a walk reaches is expanded there, along that
+// hop's texts), and until then their number is held back from the node cap.
+WITH kind, embedder, dimension, topics, seeds, vector_rels AS taken, 0 AS depth,
+     CASE WHEN $allowed IS NULL THEN seeds ELSE topics END AS seen,
+     CASE WHEN $allowed IS NULL THEN 0 ELSE size(seeds) - size(topics) END AS held
+WITH kind, embedder, dimension, topics, seeds, taken, depth, seen, held,
+     [s IN seen | [s, CASE WHEN s IN topics THEN 0 ELSE 1 END, 0, 0.0]] AS front
 // @repeat 3 (one hop; a hop past $hops expands nothing)
 CALL (front, depth) {
   UNWIND (CASE WHEN depth < $hops THEN front ELSE [] END) AS f
@@ -82,17 +83,18 @@ CALL (front, depth) {
   LIMIT $max_edges
   RETURN collect([r, b, origin, via_hub, relevance]) AS rows
 }
-WITH kind, embedder, dimension, topics, seen, taken, depth, walked,
-     rows[..toInteger(($max_nodes - size(seen)) * toInteger($max_nodes > size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
-CALL (rows, walked) {
+WITH kind, embedder, dimension, topics, seeds, seen, held, taken, depth,
+     rows[..toInteger(($max_nodes - held - size(seen)) * toInteger($max_nodes > held + size(seen)))][..toInteger(($max_edges - size(taken)) * toInteger($max_edges > size(taken)))] AS rows
+CALL (rows, seen) {
   UNWIND rows AS row
-  WITH row WHERE NOT row[1] IN walked
+  WITH row WHERE NOT row[1] IN seen
   WITH row[1] AS b, collect(row)[0] AS best
   RETURN collect([b, best[2], best[3], best[4]]) AS front
 }
-WITH kind, embedder, dimension, topics, seen + [f IN front WHERE NOT f[0] IN seen | f[0]] AS seen, walked + [f IN front | f[0]] AS walked,
-     taken + [row IN rows | row[0]] AS taken, front, depth + 1 AS depth
+WITH kind, embedder, dimension, topics, seeds, seen + [f IN front | f[0]] AS seen, held, taken + [row IN rows | row[0]] AS taken, front, depth + 1 AS depth
 // @end repeat
+WITH kind, embedder, dimension, topics, taken,
+     CASE WHEN held = 0 THEN seen ELSE seen + [s IN seeds WHERE NOT s IN seen] END AS seen
 CALL (taken) { UNWIND taken AS r WITH DISTINCT r RETURN collect(r) AS rels }
 RETURN kind, embedder, dimension,
        [t IN topics | elementId(t)] AS topic_ids,

@@ -224,6 +224,15 @@ def test_a_planned_fetch_walks_from_the_topics_along_each_hops_texts(kg, hops, t
         fetch(kg, hops + 1, topics, allowed=allowed)
 
 
+def test_a_planned_fetch_keeps_the_node_cap_with_the_vector_hits_it_adds_after(kg):
+    from gr_neo4j.retrieval.inmemory import InMemoryKG
+
+    theirs = fetch(kg, 1, ("h",), allowed=(("has",),), max_nodes=8)
+    assert theirs.num_nodes == 8 and {"h", "alpha", "x1", "x2"} <= set(theirs.node_keys)  # and 4 of the 10 leaves
+    ours = InMemoryKG.from_neo4j(kg, "kg").candidates(Q, 1, CandidateLimits(topk_nodes=1, topk_edges=1, max_nodes=8), ("h",), (("has",),))
+    assert ours.num_nodes == 8 and {"h", "alpha", "x1", "x2"} <= set(ours.node_keys)
+
+
 def test_retriever_reads_after_execute_query_writes(kg, server):
     # The Retriever's read session takes the driver's execute_query bookmark manager, so its reads
     # wait for the writes made through execute_query (on a neo4j:// cluster a follower may lag).

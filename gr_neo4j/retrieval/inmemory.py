@@ -163,10 +163,10 @@ class InMemoryKG:
         rel_score = np.array([rel_scores.get(t, 0.0) for t in self.rel_texts], dtype=np.float64)
         seeds = list(dict.fromkeys(topics + top_nodes + [int(self.heads[e]) for e in top_edges] + [int(self.tails[e]) for e in top_edges]))
         topic_set = set(topics)
-        seen = dict.fromkeys(seeds)
-        walked = dict.fromkeys(seeds if allowed is None else topics)  # planned: from the topics only
+        seen = dict.fromkeys(seeds if allowed is None else topics)  # planned: from the topics only
+        held = len(seeds) - len(seen)  # vector hits added after a planned walk
         taken = list(top_edges)
-        front = [(s, 0 if s in topic_set else 1, 0, 0.0) for s in walked]
+        front = [(s, 0 if s in topic_set else 1, 0, 0.0) for s in seen]
         for depth in range(hops):
             rows = []
             follow = None if allowed is None else np.isin(self.rel_texts, list(allowed[depth]))  # [R]
@@ -180,15 +180,15 @@ class InMemoryKG:
                     rows.append((origin, via_hub, neg - rel_score[self.rel_of_edge[e]], e, b))
                 if len(rows) >= limits.max_edges:
                     break
-            rows = rows[: limits.max_edges][: max(0, limits.max_nodes - len(seen))][: max(0, limits.max_edges - len(taken))]
+            rows = rows[: limits.max_edges][: max(0, limits.max_nodes - held - len(seen))][: max(0, limits.max_edges - len(taken))]
             taken.extend(r[3] for r in rows)
             best = {}
             for origin, via_hub, neg, _, b in rows:
-                if b not in walked and b not in best:
+                if b not in seen and b not in best:
                     best[b] = (b, origin, via_hub, -neg)
             seen.update(dict.fromkeys(best))
-            walked.update(dict.fromkeys(best))
             front = list(best.values())
+        seen.update(dict.fromkeys(seeds))
         nodes = list(seen)
         local = {n: i for i, n in enumerate(nodes)}
         edges = list(dict.fromkeys(taken))
