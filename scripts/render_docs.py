@@ -140,8 +140,8 @@ revision before the zero-shot scorer, on one database and one machine: the first
 questions per hop, `eval-retrieval --mode paths --predict-hops`, each side run {t['rounds']} times in
 alternating order; each cell is the median of the runs' p50, **baseline / now** (target: now at
 most {num(t['target']['ratio_at_most'], 2)} × baseline). Untrained, the baseline walks two relations deep for every
-question and the zero-shot scorer lets paths of one, two and three relations compete, so it fetches
-the three-hop neighbourhood.
+question; now the zero-shot scorer ranks paths of one, two and three relations before the fetch,
+which walks only the best ones' relations, as deep as they go.
 
 {table(["", "hops", "p50 ms", "Cypher p50 ms", "Hit@1", "ratio"], rows)}
 
