@@ -42,6 +42,19 @@ def test_graph_answers_carry_their_scores_into_the_answer_lines():
     assert got["Forrest Gump"].line().startswith("Tom Hanks <-starred actors- Forrest Gump")  # the score is a field of its own
 
 
+def test_of_two_nodes_with_the_answers_text_the_path_goes_to_the_graphs_answer():
+    from dataclasses import replace
+
+    base = result()
+    # Forrest Gump's genre "Drama" and its tag "drama": two nodes, one text once normalised.
+    nodes = [*base.nodes, RetrievedNode("n6", "drama", "drama", 0.0, False), RetrievedNode("n7", "Drama", "Drama", 0.0, False)]
+    edges = [*base.edges, RetrievedEdge("e4", 1, 6, "has tags", 0.0), RetrievedEdge("e5", 1, 7, "has genre", 0.0)]
+    (got,) = supported_answers(replace(base, nodes=nodes, edges=edges, graph_answers=(7,), graph_answer_scores=(1.0,)), "Drama")
+    assert got.key == "Drama" and got.line().endswith("-has genre-> Drama") and got.score == 1.0
+    (tag,) = supported_answers(replace(base, nodes=nodes, edges=edges), "Drama")  # no graph answer: the nearest, the first
+    assert tag.key == "drama"
+
+
 def test_a_title_with_a_comma_keeps_its_node_and_path():
     from dataclasses import replace
 

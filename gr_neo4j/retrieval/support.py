@@ -69,7 +69,9 @@ def supported_answers(result: RetrievalResult, answer: str) -> list[SupportedAns
         if not nodes:
             out.append(SupportedAnswer(item, None))
             continue
-        node = min(nodes, key=lambda i: min((tree[i][2] for tree in trees if i in tree), default=1 << 30))
+        # Of the nodes with this text (MetaQA's genre "Action" and tag "action"), the one the graph
+        # answered with, then the nearest.
+        node = min(nodes, key=lambda i: (i not in likely, min((tree[i][2] for tree in trees if i in tree), default=1 << 30)))
         reaching = sorted((tree for tree in trees if node in tree), key=lambda tree: tree[node][2])
         path = _path_to(result, reaching[0], node) if reaching else ()
         if len(reaching) > 1 and path and _nodes_on(reaching[0], node) & _nodes_on(reaching[1], node) == {node}:
