@@ -25,7 +25,6 @@ def test_the_schema_says_which_steps_follow_which_and_how_often(schema):
     # leaves as a film would, the name's coincidence.
     assert schema.follows[D] == {D_: 1.0, D: 1 / 41, G: 1 / 41}
     assert schema.follows[D_] == {D: 1.0, G: 1.0, D_: 1 / 101}  # arrived at a film, from its director
-    assert schema.steps == {D, D_, G, G_}
     assert StepSchema.from_json(schema.to_json()) == schema
 
 

@@ -44,7 +44,7 @@ KG_STATEMENT = "retrieve_kg_candidates"  # MAX_HOPS (params.py) is how often its
 # loaded (the index's over-fetch can be all another dataset's, and it breaks ties its own way).
 EXACT_SEARCH_MAX = 5000
 # Relationships of a topic entity read for its relation steps (the fetch plan's starts); a hub
-# with more is planned from every step the schema has.
+# with more is fetched unplanned.
 TOPIC_STEP_SCAN = 5000
 
 

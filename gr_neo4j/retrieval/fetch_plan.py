@@ -66,11 +66,6 @@ class StepSchema:
                     row[b] = row.get(b, 0) + nodes
         return cls({a: {b: n / arrivals[a] for b, n in row.items()} for a, row in both.items()})
 
-    @property
-    def steps(self) -> frozenset[Step]:
-        """Every step some node is left by."""
-        return frozenset(b for row in self.follows.values() for b in row)
-
     def trusted(self, path: Path) -> bool:
         """Whether every step of ``path`` after the first is taken from at least :data:`TRUSTED`
         of the nodes the step before arrives at."""

@@ -291,27 +291,24 @@ class Retriever:
 
     def plan(self, question: str, linked: Sequence[Linked], dataset: str, topic_keys: Sequence[str]) -> tuple[ZeroShot, FetchPlan, frozenset[Step]] | None:
         """Before the fetch of a question whose depth is read zero-shot: its scorer, with the answer
-        type over every end the paths from its topic entities may reach, the
+        type over every end the paths from its topic entity may reach, the
         :class:`~.fetch_plan.FetchPlan` of the best of those paths, and the steps the topic
         entity has (one read, and the dataset's step schema, read once). None where nothing is
         planned: a question naming several entities (their walks meet anywhere within
-        :data:`MAX_HOPS`), an unknown entity (the fetch says which), or too many paths
-        (:data:`~.fetch_plan.MAX_PLAN_PATHS`)."""
+        :data:`MAX_HOPS`), an unknown entity (the fetch says which), a hub whose steps were read
+        in part, or too many paths (:data:`~.fetch_plan.MAX_PLAN_PATHS`)."""
         uids = list(dict.fromkeys(entity_uid(dataset, "", k) for k in topic_keys))
-        if len(uids) > 1:
+        if len(uids) != 1:
             return None
-        reading = read(masked(question, linked))
-        steps_of = self.neo4j.topic_steps(uids)
-        if len(steps_of) < len(uids):
+        starts = self.neo4j.topic_steps(uids).get(uids[0])
+        if not starts:
             return None
         schema = self.neo4j.step_schema(dataset)
-        # A hub read in part (None) may start along any step.
-        starts = frozenset().union(*(schema.steps if s is None else s for s in steps_of.values()))
         paths = schema_paths(starts, schema, MAX_HOPS)
         if not paths:
             return None
-        relations = sorted(self.vocab(dataset).texts)
-        zero_shot = self.zero_shot(reading, dataset, relations, sorted({p[-1][0] for p in paths})).with_ends({p[-1] for p in paths})
+        reading = read(masked(question, linked))
+        zero_shot = self.zero_shot(reading, dataset, sorted(self.vocab(dataset).texts), sorted({p[-1][0] for p in paths})).with_ends({p[-1] for p in paths})
         plan = plan_fetch(paths, zero_shot.scores(paths), schema)
         return None if plan is None else (zero_shot, plan, starts)
 
