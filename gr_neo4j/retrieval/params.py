@@ -65,7 +65,8 @@ class RetrievalParams:
     mode: see :mod:`gr_neo4j.retrieval.modes` (default: ``paths`` on knowledge graphs, ``whole``
         on ExplaGraphs, ``reference`` on other per-sample graphs).
     hops: expansion depth around the seeds on knowledge graphs (0..3); None: the relations the
-        question needs, as the dataset's hop model predicts them (``train-paths``), else
+        question needs, as the dataset's hop model predicts them (``train-paths``), else in the
+        ``paths`` mode as the zero-shot fetch plan reads them (:mod:`.fetch_plan`), else
         ``DEFAULT_HOPS``.
     topk, topk_e, cost_e: G-Retriever's PCST parameters (3, 5 or 3 on scene graphs, 0.5).
     max_paths, node_budget: the ``paths`` mode keeps the ends of the ``max_paths`` relation paths
