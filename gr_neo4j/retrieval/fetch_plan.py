@@ -121,7 +121,7 @@ def plan_fetch(paths: Sequence[Path], scores: np.ndarray, schema: StepSchema, ke
     if not paths:
         return None
     ranked = [paths[i] for i in sorted(range(len(paths)), key=lambda i: (-float(scores[i]), len(paths[i]), paths[i]))]
-    first = next((i for i, p in enumerate(ranked) if schema.trusted(p)), None)  # a one-step path is
+    first = next((i for i, p in enumerate(ranked) if schema.trusted(p)), None)  # one-step paths always are
     if first is None or first > MAX_UNTRUSTED:
         return None
     depth = max(len(p) for p in ranked[: first + 1])
