@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from benchlib.report import emit
+from benchlib.report import earlier_part, emit
 
 from gr_neo4j.defaults import Decoding, Gnn
 from gr_neo4j.model.config import TrainConfig  # light (no torch): the defaults of the options below
@@ -109,7 +109,7 @@ def main() -> None:
                    "max_txt_len": args.max_txt_len},
         "rows": {},
     }
-    report["rows"] = earlier_rows(args.out, report)
+    report["rows"] = earlier_part(args.out, report, SETUP, "rows")
     if args.dataset == "explagraphs":
         label, count = Counter(x.label for x in test).most_common(1)[0]
         report["majority_class"] = {"label": label, "test_accuracy": round(count / len(test), 4)}
@@ -167,20 +167,6 @@ def train_curve(history: list[dict], batch_size: int) -> list[list[float]]:
     per_point = max(1, CURVE_WINDOW // batch_size)
     return [[(i + len(chunk)) * batch_size, round(sum(chunk) / len(chunk), 4)]
             for i in range(0, len(losses), per_point) for chunk in [losses[i:i + per_point]]]
-
-
-def earlier_rows(out: Path | None, report: dict) -> dict:
-    """The rows an earlier run wrote to ``out`` with the same setup (none without ``out``)."""
-    if out is None or not out.is_file():
-        return {}
-    try:
-        earlier = json.loads(out.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        sys.exit(f"error: {out}: line {e.lineno}: not JSON ({e.msg}); pass another --out")
-    changed = [k for k in SETUP if earlier.get(k) != report[k]]
-    if changed:
-        sys.exit(f"error: {out} holds rows of another setup ({', '.join(changed)} differ); pass another --out")
-    return earlier.get("rows", {})
 
 
 def save_row(report: dict, row: str, out: Path | None) -> None:
