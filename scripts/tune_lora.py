@@ -20,13 +20,13 @@ for every linear layer of the decoder blocks (attention and MLP).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench_ablation import CURVE_WINDOW, llm_label, train_curve
+from benchlib.parallel import fan_out
 from benchlib.report import earlier_part, emit
 
 from gr_neo4j.defaults import Decoding, Gnn
@@ -91,7 +91,7 @@ def main() -> None:
     }
     report["configs"] = earlier_part(args.out, report, SETUP, "configs")
     if args.jobs > 1:
-        report["configs"] |= in_parallel(args, workdir)
+        report["configs"] |= fan_out(__file__, sys.argv[1:], "--configs", args.configs, "configs", args.jobs, workdir)
         configs = {}
     for name, fields in configs.items():
         llm = load_llm_named("", settings)
@@ -117,35 +117,6 @@ def main() -> None:
     emit(report, args.out)
 
 
-def in_parallel(args: argparse.Namespace, workdir: Path) -> dict:
-    """Train each configuration of ``args`` in a process of its own, ``args.jobs`` at a time, and
-    gather what each wrote: name -> its figures."""
-    import os
-    import subprocess
-
-    threads = max(1, (os.cpu_count() or 1) // args.jobs)
-    common = [sys.executable, __file__, "--dataset", args.dataset, "--tsv", str(args.tsv), "--minutes", str(args.minutes),
-              "--epochs", str(args.epochs), "--graph-lr", str(args.graph_lr), "--warmup-epochs", str(args.warmup_epochs),
-              "--threads", str(threads), *(["--limit", str(args.limit)] if args.limit else [])]
-    running: list[tuple[subprocess.Popen, Path]] = []
-    gathered: dict = {}
-    for i, text in enumerate(args.configs):
-        if len(running) == args.jobs:
-            gathered |= finished(*running.pop(0))
-        out = workdir / f"config-{i}.json"
-        running.append((subprocess.Popen([*common, "--configs", text, "--out", str(out)], stdout=subprocess.DEVNULL), out))
-    for proc, out in running:
-        gathered |= finished(proc, out)
-    return gathered
-
-
-def finished(proc, out: Path) -> dict:
-    """The configurations one child process wrote, once it has exited; exits if it failed."""
-    if proc.wait() != 0:
-        sys.exit(f"error: the training of {' '.join(proc.args[proc.args.index('--configs') + 1:][:1])} failed (exit {proc.returncode})")
-    return json.loads(out.read_text(encoding="utf-8"))["configs"]
-
-
 def plot(report: dict, path: Path) -> None:
     """Training loss against samples seen, one line per configuration, its validation accuracy in
     the legend."""
@@ -160,7 +131,7 @@ def plot(report: dict, path: Path) -> None:
         ax.plot(*zip(*row["train_curve"]), "-", label=f"{name} (val {acc:.3f})")
     ax.set_xlabel("training samples seen")
     ax.set_ylabel(f"training loss (mean of {CURVE_WINDOW} samples)")
-    ax.set_title(f"LoRA configurations on {report['dataset']} with {report['llm']}")
+    ax.set_title(f"LoRA configurations on {report['dataset']}\nwith {report['llm']}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
