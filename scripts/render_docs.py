@@ -307,6 +307,30 @@ def ablation() -> str:
     return "Each row trained and scored on the same split by `scripts/bench_ablation.py`.\n\n" + "\n\n".join(parts)
 
 
+def lora_configuration() -> str:
+    r = load("tune_lora_explagraphs")
+    sched = r["schedule"]
+    rows = [[f"`{name}`", str(c["lora_r"]), str(c["lora_alpha"]), ", ".join(c["lora_targets"]), f"{c['lr']:g}", f"{c['samples_trained']:,}",
+             per_hop(c["val_loss"]), f"**{num(c['val_accuracy'])}**", num(c["train_samples_per_s"], 2), str(c["threads"])]
+            for name, c in r["configs"].items()]
+    best_name, best = max(r["configs"].items(), key=lambda kv: kv[1]["val_accuracy"])
+    used = load("ablation_explagraphs")["config"]
+    same = (best["lora_r"], ",".join(best["lora_targets"]), best["lr"]) == (used["lora_r"], used["lora_targets"], used["lr"])
+    verdict = (f"The ablation above trains `{best_name}`, the configuration with the best validation accuracy here." if same else
+               f"The best validation accuracy here is `{best_name}`'s; the ablation above trains r {used['lora_r']} on "
+               f"{used['lora_targets']} at {used['lr']:g} for {used['epochs']} epochs.")
+    curves = "\n\n![LoRA configurations: training curves](img/tune_lora_explagraphs.png)" if (ROOT / "docs" / "img" / "tune_lora_explagraphs.png").is_file() else ""
+    return f"""G-Retriever + LoRA on {r['dataset']} ({r['sizes']['train']} training graphs) with {r['llm']}, each adapter configuration
+trained under the same schedule ({sched['epochs']} epochs of half cosine, GNN and projector at {sched['graph_lr']:g}) and the same
+{sched['minutes']:g}-minute budget, then scored on the {r['sizes']['val']} validation graphs (never the test split) with decoding
+held to the labels. {verdict}
+
+{table(["configuration", "r", "alpha", "modules", "LoRA rate", "samples trained", "validation loss per epoch", "validation accuracy",
+        "train samples/s", "threads"], rows)}{curves}
+
+{source("tune_lora_explagraphs")}"""
+
+
 def embedding_backends() -> str:
     e = load("embed_backends")
     rows = [["torch", num(e["baseline"]["median_texts_per_s"], 0), "1.00×", "–", "–", "–"]]
@@ -415,6 +439,7 @@ SECTIONS: list[tuple[str, Callable[[], str]]] = [
     ("LLM answers", llm_answers),
     ("Training", training),
     *([("Ablation", ablation)] if any(BENCH.glob("ablation_*.json")) else []),
+    *([("LoRA configuration", lora_configuration)] if (BENCH / "tune_lora_explagraphs.json").is_file() else []),
     ("Embedding backends", embedding_backends),
     ("Loading", loading),
     ("Scale", scale),
