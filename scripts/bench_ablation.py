@@ -205,24 +205,31 @@ def random_node_hit(samples) -> float:
 
 
 def plot(report: dict, path: Path) -> None:
-    """Learning curves of each trained row: training loss against samples seen (left) and
-    validation loss per epoch (right)."""
+    """Learning curves of each trained row (:func:`plot_curves`)."""
+    plot_curves(report["rows"], f"G-Retriever ablation on {report['dataset']} with {report.get('llm', 'the default LLM')}", path)
+
+
+def plot_curves(entries: dict[str, dict], title: str, path: Path) -> None:
+    """Training loss against samples seen (left) and validation loss per epoch (right), one line
+    per entry that has them, labelled by its name."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, (train_ax, val_ax) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=110)
-    for row, fig_row in report["rows"].items():
-        if fig_row.get("train_curve"):
-            train_ax.plot(*zip(*fig_row["train_curve"]), "-", label=row)
-        if fig_row.get("val_loss"):
-            val_ax.plot(range(1, len(fig_row["val_loss"]) + 1), fig_row["val_loss"], "o-", label=row)
+    for name, entry in entries.items():
+        if entry.get("train_curve"):
+            train_ax.plot(*zip(*entry["train_curve"]), "-", label=name)
+        if entry.get("val_loss"):
+            val_ax.plot(range(1, len(entry["val_loss"]) + 1), entry["val_loss"], "o-", label=name)
     train_ax.set_xlabel("training samples seen")
     train_ax.set_ylabel(f"training loss (mean of {CURVE_WINDOW} samples)")
     val_ax.set_xlabel("epoch")
+    val_ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     val_ax.set_ylabel("validation answer-token cross-entropy")
-    fig.suptitle(f"G-Retriever ablation on {report['dataset']} with {report.get('llm', 'the default LLM')}")
+    fig.suptitle(title)
     for ax in (train_ax, val_ax):
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_ablation import CURVE_WINDOW, llm_label, train_curve
+from bench_ablation import llm_label, plot_curves, train_curve
 from benchlib.parallel import fan_out
 from benchlib.report import earlier_part, emit
 
@@ -34,6 +34,7 @@ from gr_neo4j.model.config import TrainConfig
 from gr_neo4j.provenance import provenance
 
 REPO = Path(__file__).resolve().parents[1]
+DATASET = "explagraphs"  # whole graphs read from its TSV: nothing to retrieve before training
 SETUP = ("dataset", "sizes", "llm", "schedule")
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -51,7 +52,6 @@ def parse_config(text: str) -> tuple[str, dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", default="explagraphs")
     ap.add_argument("--tsv", type=Path, default=REPO.parent / "shared" / "datasets" / "explagraphs" / "train.tsv")
     ap.add_argument("--configs", nargs="+", required=True, help="NAME=R,ALPHA,TARGETS,LR, one per configuration")
     ap.add_argument("--minutes", type=float, default=10.0, help="training wall-clock budget of each configuration")
@@ -81,10 +81,10 @@ def main() -> None:
     from gr_neo4j.settings import load_settings
 
     settings = load_settings()
-    splits = load_splits(args.dataset, settings=settings, limit=args.limit, tsv=args.tsv)
+    splits = load_splits(DATASET, settings=settings, limit=args.limit, tsv=args.tsv)
     workdir = Path(tempfile.mkdtemp(prefix="tune-lora-"))
     report: dict = {
-        "dataset": args.dataset, "sizes": {k: len(v) for k, v in splits.items()}, "split_scored": "val",
+        "dataset": DATASET, "sizes": {k: len(v) for k, v in splits.items()}, "split_scored": "val",
         "llm": llm_label(llm_source(settings).name), "decoding": str(Decoding.AUTO),
         "schedule": {"minutes": args.minutes, "epochs": args.epochs, "graph_lr": args.graph_lr, "warmup_epochs": args.warmup_epochs},
         "configs": {},
@@ -96,7 +96,7 @@ def main() -> None:
     for name, fields in configs.items():
         llm = load_llm_named("", settings)
         out = workdir / name
-        config = TrainConfig(dataset=args.dataset, out=out, tsv=args.tsv, epochs=args.epochs, graph_lr=args.graph_lr,
+        config = TrainConfig(dataset=DATASET, out=out, tsv=args.tsv, epochs=args.epochs, graph_lr=args.graph_lr,
                              min_lr=0.0, warmup_epochs=args.warmup_epochs, lora=True, gnn=Gnn.GT, limit=args.limit,
                              max_minutes=args.minutes, resume=False, patience=args.epochs, **fields)
         began = time.perf_counter()
@@ -118,26 +118,9 @@ def main() -> None:
 
 
 def plot(report: dict, path: Path) -> None:
-    """Training loss against samples seen, one line per configuration, its validation accuracy in
-    the legend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    for name, row in report["configs"].items():
-        acc = next(v for k, v in row.items() if k.startswith("val_") and k != "val_loss")
-        ax.plot(*zip(*row["train_curve"]), "-", label=f"{name} (val {acc:.3f})")
-    ax.set_xlabel("training samples seen")
-    ax.set_ylabel(f"training loss (mean of {CURVE_WINDOW} samples)")
-    ax.set_title(f"LoRA configurations on {report['dataset']}\nwith {report['llm']}", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    """The learning curves of each configuration, its validation accuracy in the legend."""
+    entries = {f"{name} (val accuracy {row['val_accuracy']:.3f})": row for name, row in report["configs"].items()}
+    plot_curves(entries, f"LoRA configurations on {report['dataset']} with {report['llm']}", path)
 
 
 if __name__ == "__main__":
