@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "scripts"))
-from benchlib.parallel import fan_out, without  # noqa: E402
+from benchlib.parallel import fan_out, without
 
 CHILD = """
 import argparse, json, sys
