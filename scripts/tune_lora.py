@@ -9,9 +9,10 @@ loss, training samples/s and the learning curve; the plot shows the curves side 
 configuration that wins here is the one `bench_ablation.py` then trains for every row and scores
 once on the test split.
 
-    python scripts/tune_lora.py --minutes 10 --out docs/bench/tune_lora_explagraphs.json \\
-        --plot docs/img/tune_lora_explagraphs.png \\
-        --configs "qv8@1e-3=8,16,q_proj+v_proj,1e-3" "all16@5e-4=16,32,all,5e-4"
+    python scripts/tune_lora.py --minutes 65 --epochs 2 --jobs 2 \\
+        --configs "qv8@1e-3=8,16,q_proj+v_proj,1e-3" "all16@5e-4=16,32,all,5e-4" \\
+        --out docs/bench/tune_lora_explagraphs.json --plot docs/img/tune_lora_explagraphs.png
+    python scripts/tune_lora.py --limit 12 --minutes 0.2 --configs "a=8,16,q_proj+v_proj,1e-3"   # a smoke run
 
 A configuration is ``NAME=R,ALPHA,TARGETS,LR``; TARGETS is ``+``-joined module names, or ``all``
 for every linear layer of the decoder blocks (attention and MLP).
