@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 
 import pytest
 from conftest import REPO
@@ -20,6 +22,9 @@ ap.add_argument("--out")
 args = ap.parse_args()
 if args.configs == ["bad"]:
     sys.exit(3)
+if args.configs == ["slow"]:
+    import time
+    time.sleep(600)
 with open(args.out, "w") as f:
     json.dump({"configs": {c: {"minutes": args.minutes, "threads": args.threads} for c in args.configs}}, f)
 """
@@ -45,3 +50,14 @@ def test_a_failed_child_is_one_line_naming_its_entry(tmp_path):
     script.write_text(CHILD)
     with pytest.raises(SystemExit, match="--configs bad: its process failed"):
         fan_out(str(script), [], "--configs", ["fine", "bad"], "configs", 2, tmp_path)
+
+
+def test_a_failed_child_stops_the_others(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    started = time.monotonic()
+    with pytest.raises(SystemExit, match="--configs bad: its process failed"):
+        fan_out(str(script), [], "--configs", ["slow", "bad"], "configs", 2, tmp_path)
+    assert time.monotonic() - started < 300  # not held until the slow one ends
+    alive = subprocess.run(["pgrep", "-f", str(script)], check=False, capture_output=True, text=True).stdout.split()
+    assert alive == []

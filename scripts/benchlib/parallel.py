@@ -12,10 +12,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 # options the parent decides for each child (or keeps for itself)
 PER_CHILD = ("--jobs", "--threads", "--out", "--plot")
+POLL_S = 0.5  # how often the parent looks for a finished child
 
 
 def without(argv: list[str], names: tuple[str, ...]) -> list[str]:
@@ -35,23 +37,28 @@ def without(argv: list[str], names: tuple[str, ...]) -> list[str]:
 
 def fan_out(script: str, argv: list[str], option: str, values: list[str], part: str, jobs: int, workdir: Path) -> dict:
     """Run ``script`` once per value of ``option`` (``jobs`` at a time, cores/jobs threads each) and
-    merge the ``part`` each child wrote to its ``--out``: entry name -> its figures. Exits with one
-    line naming the entry whose child failed."""
+    merge the ``part`` each child wrote to its ``--out``, in the order of ``values``: entry name ->
+    its figures. When a child fails, the others are stopped and one line names its entry."""
     threads = max(1, (os.cpu_count() or 1) // jobs)
     common = [sys.executable, script, *without(argv, (*PER_CHILD, option)), "--threads", str(threads)]
-    running: list[tuple[str, subprocess.Popen, Path]] = []
+    outs = [workdir / f"{part}-{i}.json" for i in range(len(values))]
+    running: dict[int, subprocess.Popen] = {}
+    pending = list(range(len(values)))
+    while pending or running:
+        while pending and len(running) < jobs:
+            i = pending.pop(0)
+            running[i] = subprocess.Popen([*common, option, values[i], "--out", str(outs[i])], stdout=subprocess.DEVNULL)
+        done = [i for i, proc in running.items() if proc.poll() is not None]
+        for i in done:
+            proc = running.pop(i)
+            if proc.returncode != 0:
+                for other in running.values():  # an hour of training nobody will read
+                    other.kill()
+                    other.wait()
+                sys.exit(f"error: {option} {values[i]}: its process failed (exit {proc.returncode})")
+        if not done:
+            time.sleep(POLL_S)
     gathered: dict = {}
-
-    def collect(value: str, proc: subprocess.Popen, out: Path) -> None:
-        if proc.wait() != 0:
-            sys.exit(f"error: {option} {value}: its process failed (exit {proc.returncode})")
+    for out in outs:
         gathered.update(json.loads(out.read_text(encoding="utf-8"))[part])
-
-    for i, value in enumerate(values):
-        if len(running) == jobs:
-            collect(*running.pop(0))
-        out = workdir / f"{part}-{i}.json"
-        running.append((value, subprocess.Popen([*common, option, value, "--out", str(out)], stdout=subprocess.DEVNULL), out))
-    for entry in running:
-        collect(*entry)
     return gathered
