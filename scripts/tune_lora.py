@@ -91,7 +91,7 @@ def main() -> None:
         "configs": {},
     }
     report["configs"] = earlier_part(args.out, report, SETUP, "configs")
-    if args.jobs > 1:
+    if args.jobs > 1 and len(configs) > 1:
         report["configs"] |= fan_out(__file__, sys.argv[1:], "--configs", args.configs, "configs", args.jobs, workdir)
         configs = {}
     for name, fields in configs.items():

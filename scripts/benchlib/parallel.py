@@ -26,8 +26,9 @@ def without(argv: list[str], names: tuple[str, ...]) -> list[str]:
     skipping = False
     for arg in argv:
         if arg.startswith("--"):
-            skipping = arg.split("=", 1)[0] in names and "=" not in arg
-            if arg.split("=", 1)[0] in names:
+            name, eq, _ = arg.partition("=")
+            skipping = name in names and not eq  # --name=v carries its value: nothing follows to skip
+            if name in names:
                 continue
         elif skipping:
             continue
