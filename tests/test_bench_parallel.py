@@ -12,6 +12,8 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "scripts"))
 from benchlib.parallel import fan_out, without
 
+from gr_neo4j.provenance import command_line
+
 CHILD = """
 import argparse, json, sys
 ap = argparse.ArgumentParser()
@@ -25,8 +27,11 @@ if args.configs == ["bad"]:
 if args.configs == ["slow"]:
     import time
     time.sleep(600)
+entry = {"minutes": args.minutes, "threads": args.threads}
+if args.minutes == "stamped":
+    entry["provenance"] = {"command": " ".join(sys.argv), "date": "now"}
 with open(args.out, "w") as f:
-    json.dump({"configs": {c: {"minutes": args.minutes, "threads": args.threads} for c in args.configs}}, f)
+    json.dump({"configs": {c: entry for c in args.configs}}, f)
 """
 
 
@@ -43,6 +48,16 @@ def test_each_value_runs_alone_with_its_share_of_the_cores(tmp_path, monkeypatch
     got = fan_out(str(script), argv, "--configs", ["one", "two", "three"], "configs", 2, tmp_path)
     assert list(got) == ["one", "two", "three"]  # in the order asked, each from its own process
     assert all(v == {"minutes": "5", "threads": "1"} for v in got.values())
+
+
+def test_each_entry_names_the_command_the_user_ran(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    argv = ["--minutes", "stamped", "--configs", "one", "two", "--jobs", "2", "--out", "all.json"]
+    got = fan_out(str(script), argv, "--configs", ["one", "two"], "configs", 2, tmp_path)
+    for entry in got.values():  # not the child's command, with its temporary --out and --threads
+        assert entry["provenance"] == {"command": command_line([str(script), *argv]), "date": "now"}
+        assert "all.json" in entry["provenance"]["command"]
 
 
 def test_a_failed_child_is_one_line_naming_its_entry(tmp_path):

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from gr_neo4j.provenance import command_line
+
 # options the parent decides for each child (or keeps for itself)
 PER_CHILD = ("--jobs", "--threads", "--out", "--plot")
 POLL_S = 0.5  # how often the parent looks for a finished child
@@ -39,7 +41,7 @@ def without(argv: list[str], names: tuple[str, ...]) -> list[str]:
 def fan_out(script: str, argv: list[str], option: str, values: list[str], part: str, jobs: int, workdir: Path) -> dict:
     """Run ``script`` once per value of ``option`` (``jobs`` at a time, cores/jobs threads each) and
     merge the ``part`` each child wrote to its ``--out``, in the order of ``values``: entry name ->
-    its figures. When a child fails, the others are stopped and one line names its entry."""
+    its figures, whose provenance names the command the user ran (``script argv``). When a child fails, the others are stopped and one line names its entry."""
     threads = max(1, (os.cpu_count() or 1) // jobs)
     common = [sys.executable, script, *without(argv, (*PER_CHILD, option)), "--threads", str(threads)]
     outs = [workdir / f"{part}-{i}.json" for i in range(len(values))]
@@ -62,4 +64,8 @@ def fan_out(script: str, argv: list[str], option: str, values: list[str], part: 
     gathered: dict = {}
     for out in outs:
         gathered.update(json.loads(out.read_text(encoding="utf-8"))[part])
+    for entry in gathered.values():
+        if "provenance" in entry:
+            # The command to make the figure again is the one the user ran, not the child's with its temporary --out.
+            entry["provenance"]["command"] = command_line([script, *argv])
     return gathered
