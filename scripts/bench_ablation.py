@@ -21,8 +21,8 @@ a node drawn at random from the subgraph's nodes that the question does not name
 held to the subgraph gets for free). A plot shows the learning curves. The LLM is the configured
 one (``GR_NEO4J_LLM``: the default, a ``.gguf`` file or a model directory) and is part of the setup.
 
-    python scripts/bench_ablation.py --dataset explagraphs --minutes 60 --out docs/bench/ablation_explagraphs.json \\
-        --plot docs/img/ablation_explagraphs.png
+    python scripts/bench_ablation.py --dataset explagraphs --minutes 60 --jobs 2 --out runs/ablation_explagraphs.json \\
+        --plot runs/ablation_explagraphs.png   # docs/training.md gives the commands behind docs/bench's tables
     python scripts/bench_ablation.py --dataset metaqa --retrieved runs/metaqa-1hop.pt --minutes 40 --rows g_retriever_lora
     python scripts/bench_ablation.py --limit 40 --minutes 2 --rows lora,g_retriever_lora   # a smoke run
 """
