@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -59,6 +60,10 @@ def source(*names: str) -> str:
             where += f", load average {start:.1f} → {end:.1f}" if end is not None else f", load average {start:.1f}"
         rev = (p.get("git_revision") or "no git checkout")[:12]
         how = "; date and revision from git history" if p.get("reconstructed") else ""
+        written = re.search(r"--out (\S+\.json)", p["command"])
+        if written and Path(written.group(1)).name != f"{name}.json":
+            # A table kept beside the one that took its name: re-running the command writes the other file.
+            how += f"; written as `{written.group(1)}`, renamed since"
         out.append(f"- [`docs/bench/{name}.json`](bench/{name}.json): `{p['command']}` ({p['date'][:10]}, {where}, revision {rev}{how})")
     return "\n".join(out)
 
@@ -280,7 +285,8 @@ def ablation() -> str:
                 continue
             metric = next(k for k in row if k.startswith("test_") and k != "test_answered")
             rows.append([what, num(row[metric]), num(row.get("outside")), num(row.get("train_samples_per_s"), 2),
-                         num(row["train_seconds"] / 60, 0) if "train_seconds" in row else "–", str(row.get("epochs_run", "–"))])
+                         num(row["train_seconds"] / 60, 0) if "train_seconds" in row else "–", str(row.get("epochs_run", "–")),
+                         str(row.get("threads", r.get("threads", "–"))) if "train_seconds" in row else "–"])
         if "majority_class" in r:
             baseline = f" Majority class: {num(r['majority_class']['test_accuracy'])}."
             samples = "whole graphs of the TSV"
@@ -301,7 +307,7 @@ def ablation() -> str:
 {'labels' if r['dataset'] == 'explagraphs' else "subgraph's node texts"}; LoRA r {c['lora_r']} on {c['lora_targets']}, rates {c['lr']} (LoRA) and
 {c['graph_lr']} (GNN, projector), {c['epochs']} epochs at most, {c['minutes']:g} minutes of training per row.{baseline}
 
-{table(["model", "test " + metric.removeprefix("test_"), "answers outside the subgraph", "train samples/s", "minutes (training, validation)", "epochs begun"], rows)}{curves}
+{table(["model", "test " + metric.removeprefix("test_"), "answers outside the subgraph", "train samples/s", "minutes (training, validation)", "epochs begun", "threads"], rows)}{curves}
 
 {source(name)}{ran}""")
     return "Each row trained and scored on the same split by `scripts/bench_ablation.py`.\n\n" + "\n\n".join(parts)
