@@ -41,7 +41,8 @@ def without(argv: list[str], names: tuple[str, ...]) -> list[str]:
 def fan_out(script: str, argv: list[str], option: str, values: list[str], part: str, jobs: int, workdir: Path) -> dict:
     """Run ``script`` once per value of ``option`` (``jobs`` at a time, cores/jobs threads each) and
     merge the ``part`` each child wrote to its ``--out``, in the order of ``values``: entry name ->
-    its figures, whose provenance names the command the user ran (``script argv``). When a child fails, the others are stopped and one line names its entry."""
+    its figures, whose provenance names the command the user ran (``script argv``). When a child
+    fails, the others are stopped and one line names its entry."""
     threads = max(1, (os.cpu_count() or 1) // jobs)
     common = [sys.executable, script, *without(argv, (*PER_CHILD, option)), "--threads", str(threads)]
     outs = [workdir / f"{part}-{i}.json" for i in range(len(values))]
@@ -64,8 +65,9 @@ def fan_out(script: str, argv: list[str], option: str, values: list[str], part: 
     gathered: dict = {}
     for out in outs:
         gathered.update(json.loads(out.read_text(encoding="utf-8"))[part])
+    # The command to make a figure again is the one the user ran, not the child's with its temporary --out.
+    ran = command_line([script, *argv])
     for entry in gathered.values():
         if "provenance" in entry:
-            # The command to make the figure again is the one the user ran, not the child's with its temporary --out.
-            entry["provenance"]["command"] = command_line([script, *argv])
+            entry["provenance"]["command"] = ran
     return gathered
