@@ -16,6 +16,7 @@ from gr_neo4j.cypher_store import statement
 from gr_neo4j.defaults import Seeds
 from gr_neo4j.ingest.pipeline import load_dataset
 from gr_neo4j.retrieval import RetrievalParams, Retriever
+from gr_neo4j.retrieval.candidates import END_TYPES_FACT
 from gr_neo4j.retrieval.linking import CASE, EXACT, MASK, NORMALISED, Linked, Span, choose, lucene_phrase, masked, match_score, spans
 from gr_neo4j.retrieval.params import MAX_HOPS
 from gr_neo4j.retrieval.zero_shot import ANSWERABLE
@@ -350,21 +351,21 @@ def test_a_zero_shot_fetch_follows_its_plan_and_answers_as_a_full_one(metaqa, mo
     assert answers and answers == {full.nodes[i].key for i in full.graph_answers} and planned.path == full.path == best
 
 
-@pytest.mark.parametrize("key", ["end_types", "step_schema"])
+@pytest.mark.parametrize("key", [END_TYPES_FACT, "step_schema"])
 def test_derived_facts_are_kept_on_the_dataset_until_its_next_load(metaqa, key):
     from gr_neo4j.retrieval.candidates import Neo4jSource
 
     texts = metaqa.vocab("metaqa").texts
 
     def derive(source):
-        return source.end_types("metaqa", texts) if key == "end_types" else source.step_schema("metaqa").follows
+        return source.end_types("metaqa", texts) if key == END_TYPES_FACT else source.step_schema("metaqa").follows
 
     first = derive(Neo4jSource(metaqa.conn))
     assert first and Neo4jSource(metaqa.conn).fact("metaqa", key)[0] is not None
     # Another process (a fresh source) reads them instead of scanning the relationships again.
     fresh = derive(Neo4jSource(metaqa.conn))
     assert fresh.keys() == first.keys()
-    if key == "end_types":
+    if key == END_TYPES_FACT:
         assert all(np.allclose(fresh[k].vector, first[k].vector, atol=1e-5) and fresh[k].nodes == first[k].nodes for k in first)
     else:
         assert fresh == first and ("directed by", True) in first[("directed by", False)]  # a director's other films

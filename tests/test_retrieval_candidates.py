@@ -318,3 +318,21 @@ def test_the_paths_mode_completes_the_best_path_past_the_fanout(kg, server):
         capped = r.retrieve("q", "kg", entities=["h"], params=RetrievalParams(mode="paths", hops=1, answer_cap=0, limits=limits), q=Q)
     assert {n.key for n in full.nodes} >= {f"leaf{i}" for i in range(10)}
     assert len({n.key for n in capped.nodes} & {f"leaf{i}" for i in range(10)}) < 10
+
+
+def test_end_types_sample_the_ends_evenly_by_uid_in_whatever_order_they_were_stored(conn):
+    # The zero-shot end types must not depend on how a load happened to write its batches: the
+    # first ends stored can be one corner of the graph (a MetaQA load that put its first few
+    # hundred films first moved 2-hop Hit@1 by four points).
+    init_schema(conn, DIM)
+    leaves = [(f"leaf{i:02d}", e(i)) for i in range(12)]
+    for dataset, order in (("fwd", leaves), ("rev", leaves[::-1])):
+        nodes = [["h", e(20)]] + [[k, v] for k, v in order]
+        conn.query(LOAD, {"dataset": dataset, "nodes": nodes, "rels": [["h", "has", k, e(30)] for k, _ in order]})
+
+    def sample(dataset: str) -> dict[bool, set[tuple[float, ...]]]:
+        rows = conn.read("retrieval_end_types", dataset=dataset, texts=["has"], sample=3, scan=100)
+        return {r["backwards"]: {tuple(v) for v in r["vectors"]} for r in rows}
+
+    evenly = {tuple(e(i)) for i in (0, 4, 8)}
+    assert sample("fwd") == sample("rev") == {False: evenly, True: {tuple(e(20))}}

@@ -34,10 +34,14 @@ from .params import MAX_HOPS, CandidateLimits
 from .zero_shot import EndType
 
 T = TypeVar("T")
-# The zero-shot scorer's end types (:mod:`.zero_shot`): distinct end nodes averaged per relation
-# text and direction, found among the first END_TYPE_SCAN relationships with that text.
+# The zero-shot scorer's end types (:mod:`.zero_shot`): END_TYPE_SAMPLE distinct end nodes, evenly
+# spaced by uid, averaged per relation text and direction, among the first END_TYPE_SCAN
+# relationships with that text (every one of MetaQA's; a larger text is sampled from the part the
+# store gives first). Kept on the Dataset node as END_TYPES_FACT; the name changes with the way
+# they are sampled, so a fact sampled the old way is not read.
 END_TYPE_SAMPLE = 200
-END_TYPE_SCAN = 20000
+END_TYPE_SCAN = 200_000
+END_TYPES_FACT = "end_types_by_uid"
 KG_STATEMENT = "retrieve_kg_candidates"  # MAX_HOPS (params.py) is how often its hop block repeats
 # A knowledge graph of at most this many entities (relationships) is searched exactly, not through
 # the vector index all datasets share: a few milliseconds, and its seeds the same whatever else is
@@ -233,7 +237,7 @@ class Neo4jSource:
         its tails forwards, its heads backwards. Computed once per text and kept on the Dataset
         node until its next load (the scan takes a second or two: every cold ``ask`` would pay it)."""
         if dataset not in self._end_types:
-            stored, loaded_at = self.fact(dataset, "end_types")
+            stored, loaded_at = self.fact(dataset, END_TYPES_FACT)
             self._end_types[dataset] = loaded_at, {} if stored is None else {
                 (t, bool(b)): None if e is None else EndType(np.asarray(e["vector"], dtype=np.float32), int(e["nodes"])) for t, b, e in stored}
         loaded_at, known = self._end_types[dataset]
@@ -242,13 +246,12 @@ class Neo4jSource:
             rows = self.read(lambda tx: list(tx.run(
                 statement("retrieval_end_types"), dataset=dataset, texts=missing, sample=END_TYPE_SAMPLE, scan=END_TYPE_SCAN)))
             for row in rows:
-                for backwards, field in ((False, "tails"), (True, "heads")):
-                    if row[field]:
-                        v = np.asarray(row[field], dtype=np.float32).mean(0)
-                        known[(row["text"], backwards)] = EndType(v / max(float(np.linalg.norm(v)), 1e-12), len(row[field]))
+                if row["vectors"]:
+                    v = np.asarray(row["vectors"], dtype=np.float32).mean(0)
+                    known[(row["text"], row["backwards"])] = EndType(v / max(float(np.linalg.norm(v)), 1e-12), len(row["vectors"]))
             for t in missing:
                 known.setdefault((t, False), None)  # read, even when the text had no relationship
-            self.keep_fact(dataset, "end_types", loaded_at, [
+            self.keep_fact(dataset, END_TYPES_FACT, loaded_at, [
                 [t, b, None if e is None else {"vector": e.vector.round(6).tolist(), "nodes": e.nodes}] for (t, b), e in known.items()])
         return {k: v for k in ((t, b) for t in texts for b in (False, True)) if (v := known.get(k)) is not None}
 
