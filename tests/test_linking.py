@@ -321,6 +321,11 @@ def test_train_paths_stores_a_ranker_that_retrieval_uses_unless_switched_off(met
     metaqa.rankers.clear()
     result = metaqa.retrieve("what films did Ilse Varga act in", "metaqa", params=RetrievalParams(hops=1))
     assert {"Velvet Harbor", "Glass Orchard", "Salt Road"} <= {n.key for n in result.nodes}
+    # The trained ranker plans the fetch too, at the depth its hop model predicts.
+    for question in ("what films did Ilse Varga act in", "who directed the films starred by Ilse Varga"):
+        f = metaqa.fetch(question, "metaqa")
+        assert f.hop_probabilities and not f.read_depth and f.plan is not None and f.plan.depth <= f.params.hops
+        answers_as_a_whole_fetch(metaqa, monkeypatch, f, RetrievalParams())
     out = runner.invoke(app, ["train-paths", "-d", "metaqa", "--skip", "100"])
     assert out.exit_code == 1 and "no questions with hops = 1 after the first 100" in out.output
     # A refit with nothing to learn from stops before it replaces the stored plan.
@@ -341,14 +346,23 @@ def test_a_zero_shot_fetch_follows_its_plan_and_answers_as_a_full_one(metaqa, mo
     f = metaqa.fetch(question, "metaqa", params=params)
     assert f.plan.paths[0] == best and f.params.hops == f.plan.depth == depth and f.read_depth
     assert f.topic_steps == {("starred actors", True)}  # Ilse Varga's only relation
+    whole = answers_as_a_whole_fetch(metaqa, monkeypatch, f, params)
+    assert whole.params.hops == MAX_HOPS and metaqa.choose(f).path == best
+
+
+def answers_as_a_whole_fetch(metaqa, monkeypatch, f, params):
+    """Check that planned fetch ``f`` answers as the unplanned one (returned) does, from fewer candidates."""
     planned = metaqa.choose(f)
-    monkeypatch.setattr(metaqa, "plan", lambda *a: None)  # the whole neighbourhood, MAX_HOPS deep
-    whole = metaqa.fetch(question, "metaqa", params=params)
-    assert whole.params.hops == MAX_HOPS and f.candidates.num_nodes < whole.candidates.num_nodes
+    with monkeypatch.context() as m:
+        m.setattr(metaqa, "plan", lambda *a, **k: None)  # the whole neighbourhood, as deep as the depth
+        whole = metaqa.fetch(f.question, "metaqa", params=params)
+    assert whole.plan is None and f.candidates.num_nodes < whole.candidates.num_nodes
     full = metaqa.choose(whole)
     # The same answers; their order may differ, as fewer paths of the full fetch lead to each.
     answers = {planned.nodes[i].key for i in planned.graph_answers}
-    assert answers and answers == {full.nodes[i].key for i in full.graph_answers} and planned.path == full.path == best
+    assert answers and answers == {full.nodes[i].key for i in full.graph_answers} and planned.path == full.path
+    assert planned.not_in_graph == full.not_in_graph
+    return whole
 
 
 @pytest.mark.parametrize("key", [END_TYPES_FACT, "step_schema"])

@@ -1,22 +1,23 @@
 """The fetch plan: the relation paths a question asks for, read before the candidates are fetched.
 
 Without a trained hop model the zero-shot reading (:mod:`.zero_shot`) lets relation paths of every
-length up to :data:`~.params.MAX_HOPS` compete. Fetched blindly, that is the whole three-hop
-neighbourhood of the named entity: about 900 nodes on MetaQA, capped, for an answer that lies
-along one path. So the paths are scored first, on the graph's *step schema* instead of its
-nodes: which relation steps can follow which (read once per dataset, :class:`StepSchema`),
-starting from the steps the named entity actually has. The fetch then expands only along the
-relation texts of the best path the schema trusts to have walks, of every path ranked above it,
-and of the next ones no longer than those (:data:`PLAN_PATHS` in all at least), each hop its own
-texts, from the named entity only, and only as deep as the longest path; the selection scores the
-walks it gets, and answers along the best of them, as it would have.
+length up to :data:`~.params.MAX_HOPS` compete; with one, the paths up to the depth it predicts
+compete under the trained ranker. Fetched blindly, that is the whole neighbourhood of the named
+entity to that depth: about 900 nodes on MetaQA three hops deep, capped, for an answer that lies
+along one path. So the paths are scored first, by the scorer the selection will use, on the
+graph's *step schema* instead of its nodes: which relation steps can follow which (read once per
+dataset, :class:`StepSchema`), starting from the steps the named entity actually has. The fetch
+then expands only along the relation texts of the best path the schema trusts to have walks, of
+every path ranked above it, and of the next ones no longer than those (:data:`PLAN_PATHS` in all
+at least), each hop its own texts, from the named entity only, and only as deep as the longest
+path; the selection scores the walks it gets, and answers along the best of them, as it would have.
 
 The schema is coarse, a superset of what the graph walks: a step follows another when some node
 ends the one and starts the other. On a graph whose nodes are names a few coincidences let
 nonsense through, so a step taken from fewer than :data:`TRUSTED` of the nodes it could be is
 followed but not trusted to have walks. When the schema allows more than :data:`MAX_PLAN_PATHS`
 paths (a graph with hundreds of relation texts), nothing is planned and the fetch expands every
-relation, as deep as :data:`~.params.MAX_HOPS`.
+relation, as deep as the depth read or predicted.
 """
 
 from __future__ import annotations

@@ -67,8 +67,9 @@ class Fetched:
     from (None on per-sample graphs); ``linked``: the entities linked in the question;
     ``read_depth``: no depth was given or predicted, so the zero-shot scorer reads the depth from
     the question; ``zero_shot``: that scorer, read once per question (knowledge graphs only) for
-    every mode chosen from it; ``plan``: the relation paths the fetch followed, planned by that
-    scorer before it (:mod:`.fetch_plan`; None: every relation, :data:`MAX_HOPS` deep), and
+    every mode chosen from it; ``plan``: the relation paths the fetch followed, ranked before it
+    by the scorer the selection uses, zero-shot or trained (:mod:`.fetch_plan`; None: every
+    relation, as deep as the depth read, predicted or given), and
     ``topic_steps`` the steps the topic entities have, read for the plan.
     """
 
@@ -252,11 +253,15 @@ class Retriever:
             read_depth = not hop_p and params.mode is Mode.PATHS and info.kind == "knowledge-graph"
             params = replace(params, hops=int(np.argmax(hop_p)) + 1 if hop_p else MAX_HOPS if read_depth else DEFAULT_HOPS)
         topic_keys = tuple(entities) or tuple(x.key for x in linked)
-        planned = self.plan(question, linked, info.name, topic_keys) if read_depth and topic_keys and question_uid is None else None
+        planned = None
+        if (read_depth or hop_p) and params.mode is Mode.PATHS and topic_keys and question_uid is None:
+            # The depth read zero-shot, or predicted by the hop model: either way the paths are
+            # ranked before the fetch, by the scorer the selection will use.
+            planned = self.plan(question, linked, info.name, topic_keys, q, params.hops, learned=bool(hop_p))
         zero_shot, plan, topic_steps = planned or (None, None, None)
-        if plan is not None:
-            params = replace(params, hops=plan.depth)
-        query = CandidateQuery(info, q, params.hops, params.limits, graph, topic_keys, question_uid, plan.allowed if plan else None)
+        if plan is not None and read_depth:
+            params = replace(params, hops=plan.depth)  # the depth read is the plan's (a predicted one stays)
+        query = CandidateQuery(info, q, plan.depth if plan else params.hops, params.limits, graph, topic_keys, question_uid, plan.allowed if plan else None)
         c = self.source.fetch(query)
         fetched = time.perf_counter()
         if info.kind == "per-sample" and c.num_nodes == 0:
@@ -289,14 +294,19 @@ class Retriever:
         end_types = self.neo4j.end_types(dataset, ends) if reading.answer and ends else {}
         return ZeroShot(reading, relations, vectors, end_types)
 
-    def plan(self, question: str, linked: Sequence[Linked], dataset: str, topic_keys: Sequence[str]) -> tuple[ZeroShot, FetchPlan, frozenset[Step]] | None:
-        """Before the fetch of a question whose depth is read zero-shot: its scorer, with the answer
+    def plan(
+        self, question: str, linked: Sequence[Linked], dataset: str, topic_keys: Sequence[str],
+        q: np.ndarray, depth: int = MAX_HOPS, learned: bool = False,
+    ) -> tuple[ZeroShot, FetchPlan, frozenset[Step]] | None:
+        """Before the fetch of a question whose depth is read zero-shot, or predicted (``depth``)
+        by the hop model of a trained ranker (``learned``): its zero-shot scorer, with the answer
         type over every end the paths from its topic entity may reach, the
-        :class:`~.fetch_plan.FetchPlan` of the best of those paths, and the steps the topic
-        entity has (one read, and the dataset's step schema, read once). None where nothing is
-        planned: a question naming several entities (their walks meet anywhere within
-        :data:`MAX_HOPS`), an unknown entity (the fetch says which), a hub whose steps were read
-        in part, or too many paths (:data:`~.fetch_plan.MAX_PLAN_PATHS`)."""
+        :class:`~.fetch_plan.FetchPlan` of the best of those paths of up to ``depth`` relations,
+        ranked by the zero-shot scorer or, ``learned``, the trained one for the question vector
+        ``q`` ``[D]``, and the steps the topic entity has (one read, and the dataset's step schema,
+        read once). None where nothing is planned: a question naming several entities (their
+        walks meet anywhere within the depth), an unknown entity (the fetch says which), a hub
+        whose steps were read in part, or too many paths (:data:`~.fetch_plan.MAX_PLAN_PATHS`)."""
         uids = list(dict.fromkeys(entity_uid(dataset, "", k) for k in topic_keys))
         if len(uids) != 1:
             return None
@@ -304,12 +314,13 @@ class Retriever:
         if not starts:
             return None
         schema = self.neo4j.step_schema(dataset)
-        paths = schema_paths(starts, schema, MAX_HOPS)
+        paths = schema_paths(starts, schema, depth)
         if not paths:
             return None
-        reading = read(masked(question, linked))
-        zero_shot = self.zero_shot(reading, dataset, sorted(self.vocab(dataset).texts), sorted({p[-1][0] for p in paths})).with_ends({p[-1] for p in paths})
-        plan = plan_fetch(paths, zero_shot.scores(paths), schema)
+        text = masked(question, linked)
+        zero_shot = self.zero_shot(read(text), dataset, sorted(self.vocab(dataset).texts), sorted({p[-1][0] for p in paths})).with_ends({p[-1] for p in paths})
+        scores = self.path_scorer(dataset).planned(text).scores(paths, q) if learned else zero_shot.scores(paths)
+        plan = plan_fetch(paths, scores, schema)
         return None if plan is None else (zero_shot, plan, starts)
 
     def hop_probabilities(self, info: DatasetInfo, question: str, linked: Sequence[Linked], q: np.ndarray, learned: bool = True) -> tuple[float, ...]:
