@@ -69,8 +69,8 @@ def main() -> int:
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
     settings = load_settings()
-    rows = triples(movies_script(browser_jar(settings)))
     try:
+        rows = triples(movies_script(browser_jar(settings)))
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "movies.tsv"
             path.write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in rows), encoding="utf-8")
